@@ -1,0 +1,76 @@
+//! authz: Cedar request building and the tri-state decision. Pure and synchronous: no clock,
+//! no I/O. Rust gathers facts (`crate::facts`) and maps Cedar's answer; the rules are the
+//! `.cedar` files.
+//!
+//! Map: `snapshot` (validated policy set + metadata + hash), `index` (per-action/resource
+//! slices), `context` (typed request contexts mirroring the schema), `evaluate` (one question
+//! against the slices), `targets` (per-target classification), `decide` (the two questions and
+//! deny > ask > allow), `card` (approval cards), `reason` (reason text), `baseline` (the
+//! embedded shipped policies), `problem` (load errors).
+
+pub mod baseline;
+pub mod card;
+pub mod context;
+pub mod decide;
+pub mod decision;
+pub mod evaluate;
+pub mod index;
+pub mod problem;
+pub mod reason;
+pub mod snapshot;
+pub mod targets;
+
+use serde::{Deserialize, Serialize};
+
+pub use card::Approval;
+pub use decide::decide;
+pub use decision::{BlockedTarget, Decision, EvaluatedRequest, Outcome, Question};
+pub use problem::{LoadError, LoadProblem};
+pub use snapshot::{PolicyMeta, PolicySnapshot, Source};
+
+/// The kinds of human approval an ask can request, in the order they take precedence when
+/// several asks apply to one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalKind {
+    Consent,
+    Grant,
+    Plan,
+    Batch,
+}
+
+impl ApprovalKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Consent => "consent",
+            Self::Grant => "grant",
+            Self::Plan => "plan",
+            Self::Batch => "batch",
+        }
+    }
+}
+
+impl std::str::FromStr for ApprovalKind {
+    type Err = ();
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        match value {
+            "consent" => Ok(Self::Consent),
+            "grant" => Ok(Self::Grant),
+            "plan" => Ok(Self::Plan),
+            "batch" => Ok(Self::Batch),
+            _ => Err(()),
+        }
+    }
+}
+
+/// Something that kept a request from being evaluated cleanly; always fails closed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvaluationError {
+    #[error("could not build the request context: {0}")]
+    Context(String),
+    #[error("could not build the request: {0}")]
+    Request(String),
+    #[error("invalid entity id `{0}`")]
+    EntityId(String),
+}

@@ -1,0 +1,255 @@
+//! authz::decide: the tri-state decision. Two questions of the same policy set: "allowed
+//! without a human?" (no approvals) and, only when every forbid that stopped it is an `@ask`,
+//! "allowed if a human gives the approvals asked?". Allow on the first → allow; allow only on
+//! the second → ask; otherwise deny. Precedence deny > ask > allow; any evaluation error
+//! denies and is reported; a set with no applicable permit denies.
+
+use std::collections::BTreeSet;
+
+use cedar_policy::{EntityUid, PolicyId};
+
+use super::card::card;
+use super::context::{CallContext, SurfaceContext};
+use super::decision::{Decision, EvaluatedRequest, Outcome, Question, RequestContext};
+use super::evaluate::{evaluate, Answer};
+use super::reason::{policy_ids, reasons};
+use super::snapshot::PolicySnapshot;
+use super::targets::{classify, TargetCall};
+use super::{ApprovalKind, EvaluationError};
+use crate::facts::{CallFacts, EntityRef};
+
+/// Decides one call. Pure: the same facts and snapshot always give the same decision.
+pub fn decide(facts: &CallFacts, snapshot: &PolicySnapshot) -> Decision {
+    let mut run = Run::new(snapshot);
+    match run.decide(facts) {
+        Ok(decision) => decision,
+        Err(error) => run.failed(&error),
+    }
+}
+
+struct Run<'a> {
+    snapshot: &'a PolicySnapshot,
+    requests: Vec<EvaluatedRequest>,
+    errors: Vec<String>,
+    blocked: Vec<super::decision::BlockedTarget>,
+}
+
+impl<'a> Run<'a> {
+    fn new(snapshot: &'a PolicySnapshot) -> Self {
+        Self {
+            snapshot,
+            requests: Vec::new(),
+            errors: Vec::new(),
+            blocked: Vec::new(),
+        }
+    }
+
+    fn decide(&mut self, facts: &CallFacts) -> Result<Decision, EvaluationError> {
+        let principal = facts.principal.uid()?;
+        let action = action_uid(&facts.action)?;
+        let resource = facts.resource.uid()?;
+        let mut context = facts.context.clone();
+        self.classify_targets(facts, &principal, &resource, &mut context)?;
+
+        let unapproved = self.ask(
+            &principal,
+            &action,
+            &resource,
+            &context,
+            Question::Unapproved,
+        )?;
+        if unapproved.is_clean_allow() {
+            return Ok(self.finish(Outcome::Allow, &unapproved.permits, &context, None));
+        }
+        if !unapproved.errors.is_empty() {
+            return Ok(self.deny_for_errors(&unapproved.forbids, &context));
+        }
+        let asked = self.asked_kinds(&unapproved.forbids);
+        let Some(kinds) = asked else {
+            return Ok(self.hard_deny(&unapproved.forbids, &context));
+        };
+        let mut approved_context = context.clone();
+        approved_context.approvals = kinds.iter().map(|kind| kind.as_str().to_string()).collect();
+        let approved = self.ask(
+            &principal,
+            &action,
+            &resource,
+            &approved_context,
+            Question::Approved,
+        )?;
+        if !approved.is_clean_allow() {
+            if !approved.errors.is_empty() {
+                return Ok(self.deny_for_errors(&approved.forbids, &approved_context));
+            }
+            return Ok(self.hard_deny(&approved.forbids, &approved_context));
+        }
+        Ok(self.ask_decision(facts, &kinds, &unapproved.forbids, &context))
+    }
+
+    /// Classifies target paths when the call's limits pass; a blocked target makes the
+    /// verdict `blocked`.
+    fn classify_targets(
+        &mut self,
+        facts: &CallFacts,
+        principal: &EntityUid,
+        resource: &EntityUid,
+        context: &mut CallContext,
+    ) -> Result<(), EvaluationError> {
+        let SurfaceContext::Design(design) = &mut context.surface else {
+            return Ok(());
+        };
+        if design.targets.verdict != "pass" {
+            return Ok(());
+        }
+        let action_name = if design.targets.set == "deletes" {
+            "delete_target"
+        } else {
+            "write_target"
+        };
+        let action = action_uid(action_name)?;
+        let call = TargetCall {
+            principal,
+            action: &action,
+            resource,
+            project_id: &design.project_id,
+            operation: &design.operation,
+        };
+        let classification = classify(self.snapshot, &call, &facts.targets);
+        if !classification.blocked.is_empty() {
+            design.targets.verdict = "blocked".to_string();
+        }
+        self.blocked = classification.blocked;
+        self.requests.extend(classification.requests);
+        self.errors.extend(classification.errors);
+        Ok(())
+    }
+
+    fn ask(
+        &mut self,
+        principal: &EntityUid,
+        action: &EntityUid,
+        resource: &EntityUid,
+        context: &CallContext,
+        question: Question,
+    ) -> Result<Answer, EvaluationError> {
+        let cedar = context.to_cedar_context(&context.approvals)?;
+        let answer = evaluate(self.snapshot, principal, action, resource, cedar)?;
+        self.errors.extend(answer.errors.iter().cloned());
+        self.requests.push(EvaluatedRequest {
+            question,
+            principal: principal.to_string(),
+            action: action.to_string(),
+            resource: resource.to_string(),
+            context: RequestContext::Call(Box::new(context.clone())),
+        });
+        Ok(answer)
+    }
+
+    /// The approval kinds named by `forbids` when every one of them is an `@ask`.
+    fn asked_kinds(&self, forbids: &BTreeSet<PolicyId>) -> Option<BTreeSet<ApprovalKind>> {
+        if forbids.is_empty() {
+            return None;
+        }
+        forbids
+            .iter()
+            .map(|id| self.snapshot.meta(id).and_then(|meta| meta.ask))
+            .collect()
+    }
+
+    fn ask_decision(
+        &mut self,
+        facts: &CallFacts,
+        kinds: &BTreeSet<ApprovalKind>,
+        forbids: &BTreeSet<PolicyId>,
+        context: &CallContext,
+    ) -> Decision {
+        let mut ordered = kinds.iter().copied();
+        let Some(primary) = ordered.next() else {
+            return self.hard_deny(forbids, context);
+        };
+        match card(primary, ordered.collect(), facts) {
+            Some(approval) => self.finish(Outcome::Ask, forbids, context, Some(approval)),
+            None => {
+                self.errors.push(format!(
+                    "the {} approval card cannot be built from the facts given",
+                    primary.as_str()
+                ));
+                self.deny_for_errors(forbids, context)
+            }
+        }
+    }
+
+    fn hard_deny(&mut self, forbids: &BTreeSet<PolicyId>, context: &CallContext) -> Decision {
+        // Report only the hard denies when asks were also pending: they decided.
+        let hard: BTreeSet<PolicyId> = forbids
+            .iter()
+            .filter(|id| self.snapshot.meta(id).is_none_or(|meta| meta.ask.is_none()))
+            .cloned()
+            .collect();
+        let shown = if hard.is_empty() {
+            forbids.clone()
+        } else {
+            hard
+        };
+        let mut decision = self.finish(Outcome::Deny, &shown, context, None);
+        if shown.is_empty() {
+            decision.reason = "no policy permits this call".to_string();
+        }
+        decision
+    }
+
+    fn deny_for_errors(&mut self, forbids: &BTreeSet<PolicyId>, context: &CallContext) -> Decision {
+        let mut decision = self.finish(Outcome::Deny, forbids, context, None);
+        decision.reason = format!(
+            "denied: policy evaluation failed ({})",
+            self.errors.join("; ")
+        );
+        decision
+    }
+
+    fn finish(
+        &mut self,
+        outcome: Outcome,
+        policies: &BTreeSet<PolicyId>,
+        context: &CallContext,
+        approval: Option<super::card::Approval>,
+    ) -> Decision {
+        let mut reason = reasons(self.snapshot, policies, context);
+        if outcome != Outcome::Allow && !self.blocked.is_empty() {
+            let detail: Vec<String> = self
+                .blocked
+                .iter()
+                .flat_map(|target| target.reasons.iter().cloned())
+                .collect();
+            reason.push_str(&format!(" ({})", detail.join("; ")));
+        }
+        Decision {
+            decision: outcome,
+            reason,
+            policies: policy_ids(self.snapshot, policies),
+            approval,
+            errors: std::mem::take(&mut self.errors),
+            blocked_targets: std::mem::take(&mut self.blocked),
+            snapshot: self.snapshot.hash().to_string(),
+            requests: std::mem::take(&mut self.requests),
+        }
+    }
+
+    fn failed(&mut self, error: &EvaluationError) -> Decision {
+        self.errors.push(error.to_string());
+        Decision {
+            decision: Outcome::Deny,
+            reason: format!("denied: {error}"),
+            policies: Vec::new(),
+            approval: None,
+            errors: std::mem::take(&mut self.errors),
+            blocked_targets: std::mem::take(&mut self.blocked),
+            snapshot: self.snapshot.hash().to_string(),
+            requests: std::mem::take(&mut self.requests),
+        }
+    }
+}
+
+fn action_uid(id: &str) -> Result<EntityUid, EvaluationError> {
+    EntityRef::action(id).uid()
+}

@@ -1,0 +1,215 @@
+//! Tests unknown keys and fields, `null` handling and enum-like choices of §1.4 through
+//! `DesignCall::parse`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use serde_json::{json, Value};
+
+use super::*;
+
+fn parse(operation: &str, arguments: Value) -> Result<DesignCall, CallError> {
+    DesignCall::parse(
+        &json!({"operation": operation, "arguments": arguments}),
+        None,
+    )
+}
+
+fn field_of(operation: &str, arguments: Value) -> String {
+    parse(operation, arguments).unwrap_err().field
+}
+
+#[test]
+fn unknown_element_fields_are_refused_with_hints() {
+    let error = parse(
+        "copy_files",
+        json!({"files": [{"src": "a", "dest": "b", "Dest": "c"}]}),
+    )
+    .unwrap_err();
+    assert_eq!(error.field, "arguments.files[0].Dest");
+    assert_eq!(
+        error.message,
+        "unknown field `Dest` in `files[0]`; did you mean `dest`?; \
+         allowed fields: `src`, `dest`, `src_project_id`, `if_match`"
+    );
+    let error = parse(
+        "delete_files",
+        json!({"files": [{"path": "a", "data": "x"}]}),
+    )
+    .unwrap_err();
+    assert_eq!(error.field, "arguments.files[0].data");
+}
+
+#[test]
+fn write_files_content_gets_the_data_hint() {
+    let error = parse(
+        "write_files",
+        json!({"files": [{"path": "a", "content": "x"}]}),
+    )
+    .unwrap_err();
+    assert_eq!(error.field, "arguments.files[0].content");
+    assert_eq!(
+        error.message,
+        "unknown field `content` in `files[0]`; designmcp reads the file body from `data`, \
+         not `content`; allowed fields: `path`, `data`, `local_path`, `encoding`, `if_match`"
+    );
+}
+
+#[test]
+fn role_is_trimmed_and_case_insensitive() {
+    for role in [
+        "viewer",
+        "Commenter",
+        "EDITOR",
+        " editor",
+        "editor  ",
+        " Viewer ",
+        "\teditor\n",
+    ] {
+        for operation in ["add_member", "update_member_role"] {
+            let call = parse(operation, json!({"role": role})).unwrap();
+            assert_eq!(call.arguments["role"], json!(role), "kept as sent");
+        }
+    }
+}
+
+#[test]
+fn role_padding_over_two_characters_is_excess_whitespace() {
+    let error = parse("add_member", json!({"role": "  editor "})).unwrap_err();
+    assert_eq!(error.field, "arguments.role");
+    assert_eq!(
+        error.message,
+        "`role` has excess whitespace; use one of viewer, commenter, editor"
+    );
+    assert!(parse("update_member_role", json!({"role": "   viewer"})).is_err());
+    assert!(parse(
+        "update_member_role",
+        json!({"role": "\u{3000}\u{3000}viewer"})
+    )
+    .is_ok());
+}
+
+#[test]
+fn role_must_name_a_role() {
+    for role in [
+        json!("owner"),
+        json!(""),
+        json!("edit or"),
+        json!(1),
+        json!(["editor"]),
+    ] {
+        let error = parse("add_member", json!({"role": role})).unwrap_err();
+        assert_eq!(error.field, "arguments.role", "{role}");
+        assert_eq!(
+            error.message,
+            "`role` must be one of viewer, commenter, editor"
+        );
+    }
+}
+
+#[test]
+fn sharing_choices_are_case_insensitive_without_trimming() {
+    let call = parse(
+        "update_sharing",
+        json!({"scope": "ORG", "link_permission": "Edit"}),
+    )
+    .unwrap();
+    assert_eq!(call.arguments["scope"], json!("ORG"));
+    assert!(parse(
+        "update_sharing",
+        json!({"scope": "invited", "link_permission": "view"})
+    )
+    .is_ok());
+    assert!(parse("update_sharing", json!({"link_permission": "COMMENT"})).is_ok());
+    let error = parse("update_sharing", json!({"scope": " org"})).unwrap_err();
+    assert_eq!(error.field, "arguments.scope");
+    assert_eq!(error.message, "`scope` must be one of invited, org");
+    let error = parse("update_sharing", json!({"link_permission": "admin"})).unwrap_err();
+    assert_eq!(error.field, "arguments.link_permission");
+    assert_eq!(
+        error.message,
+        "`link_permission` must be one of view, comment, edit"
+    );
+}
+
+#[test]
+fn finalize_plan_scope_is_case_sensitive() {
+    let plan = |scope: Value| json!({"project_id": "p1", "scope": scope});
+    assert!(parse("finalize_plan", plan(json!("paths"))).is_ok());
+    assert!(parse("finalize_plan", plan(json!("project"))).is_ok());
+    for scope in [
+        json!("Paths"),
+        json!("PROJECT"),
+        json!(" paths"),
+        json!(true),
+    ] {
+        let error = parse("finalize_plan", plan(scope.clone())).unwrap_err();
+        assert_eq!(error.field, "arguments.scope", "{scope}");
+        assert_eq!(error.message, "`scope` must be one of paths, project");
+    }
+}
+
+#[test]
+fn null_values_count_as_absent() {
+    let call = parse(
+        "write_files",
+        json!({"project_id": null, "plan_token": null, "files": null}),
+    )
+    .unwrap();
+    assert_eq!(call.arguments["files"], Value::Null, "kept as sent");
+    assert!(parse("add_member", json!({"role": null})).is_ok());
+    // ...but an unknown key is refused even when null.
+    assert_eq!(
+        field_of("add_member", json!({"rol": null})),
+        "arguments.rol"
+    );
+}
+
+#[test]
+fn unknown_keys_get_did_you_mean_and_the_allowed_list() {
+    let error = parse("read_file", json!({"Path": "a"})).unwrap_err();
+    assert_eq!(error.field, "arguments.Path");
+    assert_eq!(
+        error.message,
+        "unknown key `Path` in `read_file` arguments; did you mean `path`?; \
+         allowed keys: `project_id`, `path`"
+    );
+    let error = parse("write_files", json!({"projectId": "p"})).unwrap_err();
+    assert!(
+        error.message.contains("did you mean `project_id`?"),
+        "{}",
+        error.message
+    );
+    let error = parse("write_files", json!({"file": []})).unwrap_err();
+    assert!(
+        error.message.contains("did you mean `files`?"),
+        "{}",
+        error.message
+    );
+    let error = parse("list_projects", json!({"limit": 5})).unwrap_err();
+    assert_eq!(
+        error.message,
+        "unknown key `limit` in `list_projects` arguments; allowed keys: none"
+    );
+    let error = parse("get_project", json!({"projects": 5})).unwrap_err();
+    assert!(!error.message.contains("did you mean"), "{}", error.message);
+}
+
+#[test]
+fn the_reported_unknown_key_does_not_depend_on_map_order() {
+    let first: Value = serde_json::from_str(r#"{"zeta": 1, "alpha": 2, "path": "a"}"#).unwrap();
+    let second: Value = serde_json::from_str(r#"{"path": "a", "alpha": 2, "zeta": 1}"#).unwrap();
+    assert_eq!(field_of("read_file", first), "arguments.alpha");
+    assert_eq!(field_of("read_file", second), "arguments.alpha");
+}
+
+#[test]
+fn unknown_keys_are_reported_before_type_errors() {
+    assert_eq!(
+        field_of("read_file", json!({"path": [], "zzz": 1})),
+        "arguments.zzz"
+    );
+}

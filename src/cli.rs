@@ -1,0 +1,49 @@
+//! cli: the `askgate` command line. One file per subcommand; each is a thin adapter that reads
+//! files, calls the library and prints. Exit codes are documented in the README.
+
+pub mod check;
+pub mod sources;
+pub mod test;
+pub mod validate;
+
+use clap::{Parser, Subcommand};
+
+/// Success.
+pub const EXIT_OK: u8 = 0;
+/// Tests failed, or policies have problems (`validate`).
+pub const EXIT_FAILED: u8 = 1;
+/// The input (scenario or call) is invalid.
+pub const EXIT_BAD_INPUT: u8 = 2;
+/// The policy set could not be loaded.
+pub const EXIT_POLICIES: u8 = 3;
+/// A file could not be read.
+pub const EXIT_IO: u8 = 4;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "askgate",
+    version,
+    about = "Cedar permission service for AI agents on claude.ai Design and Projects"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Decide one scenario (a JSON file, or `-` for stdin) and print the decision as JSON.
+    Check(check::CheckArgs),
+    /// Validate the schema and policies strictly; report file, line and message per problem.
+    Validate(sources::PolicyArgs),
+    /// Run scenario files that carry an `expect` block; prints `N passed, N failed`.
+    Test(test::TestArgs),
+}
+
+pub fn run(cli: Cli) -> u8 {
+    match cli.command {
+        Command::Check(args) => check::run(&args),
+        Command::Validate(args) => validate::run(&args),
+        Command::Test(args) => test::run(&args),
+    }
+}

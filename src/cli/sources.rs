@@ -1,0 +1,68 @@
+//! cli::sources: reads the schema and policy files the command line names (or the embedded
+//! baseline) and loads them into a snapshot. The only place policies are read from disk.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::authz::baseline;
+use crate::authz::{LoadError, LoadProblem, PolicySnapshot, Source};
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct PolicyArgs {
+    /// A managed policy directory whose `.cedar` files are added to the baseline (repeatable).
+    #[arg(long = "policies", value_name = "DIR")]
+    pub policies: Vec<PathBuf>,
+    /// Use this directory as the baseline instead of the embedded `policies/`.
+    #[arg(long, value_name = "DIR")]
+    pub baseline: Option<PathBuf>,
+    /// Use this schema file instead of the embedded `schema/askgate.cedarschema`.
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
+}
+
+/// The schema and policy sources the arguments name, read from disk where asked.
+pub fn read(args: &PolicyArgs) -> Result<(Source, Vec<Source>), LoadError> {
+    let schema = match &args.schema {
+        Some(path) => read_file(path)?,
+        None => baseline::schema_source(),
+    };
+    let mut sources = match &args.baseline {
+        Some(dir) => read_dir(dir)?,
+        None => baseline::policy_sources(),
+    };
+    for dir in &args.policies {
+        sources.extend(read_dir(dir)?);
+    }
+    Ok((schema, sources))
+}
+
+pub fn load(args: &PolicyArgs) -> Result<PolicySnapshot, LoadError> {
+    let (schema, sources) = read(args)?;
+    PolicySnapshot::load(&schema, &sources)
+}
+
+/// The `.cedar` files directly in `dir`, sorted by name.
+pub fn read_dir(dir: &Path) -> Result<Vec<Source>, LoadError> {
+    let entries = std::fs::read_dir(dir).map_err(|error| io_problem(dir, &error))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_file() && path.extension().is_some_and(|ext| ext == "cedar"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|path| read_file(path)).collect()
+}
+
+pub fn read_file(path: &Path) -> Result<Source, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|error| io_problem(path, &error))?;
+    Ok(Source::new(path.display().to_string(), text))
+}
+
+fn io_problem(path: &Path, error: &std::io::Error) -> LoadError {
+    LoadError::single(LoadProblem::in_file(
+        &path.display().to_string(),
+        None,
+        format!("cannot read: {error}"),
+    ))
+}

@@ -1,0 +1,235 @@
+//! facts::design: gathers the facts of one validated Design call — operation hints, target
+//! enumeration and limits, the plan registered under its token, grant bookkeeping, the
+//! sanitized project identity and consent — into the Cedar context. Decides nothing.
+
+use std::collections::BTreeSet;
+
+use time::OffsetDateTime;
+
+use super::{CallFacts, CallSummary, DesignObservations, EntityRef, Environment, Session};
+use crate::authz::context::{
+    CallContext, DesignArgumentsContext, DesignContext, GrantContext, PlanContext, SurfaceContext,
+    TargetsContext,
+};
+use crate::call::{static_operation, DesignCall, Provenance};
+use crate::identity::{sanitize_identity, ProjectIdentity};
+use crate::paths::{
+    enumerate_targets, fits_batch_display, normalize, target_facts, Enumeration, TargetFacts,
+    TargetSet, MAX_TARGETS,
+};
+use crate::state::{ConsentState, DesignState};
+
+pub const WORKSPACE: &str = "claude.ai/design";
+
+pub fn gather(
+    call: &DesignCall,
+    session: &Session,
+    environment: &Environment,
+    state: &DesignState,
+    observed: &DesignObservations,
+    now: OffsetDateTime,
+) -> CallFacts {
+    let project_id = call.project_id().unwrap_or("").to_string();
+    let (targets_context, targets) = targets(call);
+    let identity = identity(&project_id, observed);
+    let design = DesignContext {
+        operation: call.operation.clone(),
+        provenance: provenance(call.hints.provenance).to_string(),
+        read_only: call.hints.read_only,
+        destructive: call.hints.destructive,
+        has_project_id: !project_id.is_empty(),
+        tokenless: call.is_tokenless(),
+        arguments: arguments(call),
+        consent: consent(state.consent.state()).to_string(),
+        plan: plan(call, state),
+        grant: grant(&project_id, state, observed),
+        identity_verified: identity.is_some(),
+        sharing_scope: identity
+            .as_ref()
+            .map(|id| id.sharing_scope.clone())
+            .unwrap_or_default(),
+        targets: targets_context,
+        project_id: project_id.clone(),
+    };
+    let summary = summary(call, &project_id, &targets);
+    CallFacts {
+        principal: EntityRef::new("Agent", session.principal_id()),
+        action: action(call),
+        resource: if project_id.is_empty() {
+            EntityRef::new("DesignWorkspace", WORKSPACE)
+        } else {
+            EntityRef::new("DesignProject", project_id)
+        },
+        context: CallContext {
+            approvals: BTreeSet::new(),
+            now: unix_millis(now),
+            session: session.to_context(),
+            environment: environment.to_context(),
+            surface: SurfaceContext::Design(Box::new(design)),
+        },
+        targets,
+        identity,
+        summary,
+    }
+}
+
+pub fn unix_millis(time: OffsetDateTime) -> i64 {
+    i64::try_from(time.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
+
+/// Operations of the static table are their own Cedar action; any other is `other_operation`.
+fn action(call: &DesignCall) -> String {
+    match static_operation(&call.operation) {
+        Some(operation) => operation.name.to_string(),
+        None => "other_operation".to_string(),
+    }
+}
+
+fn provenance(provenance: Provenance) -> &'static str {
+    match provenance {
+        Provenance::Static => "static",
+        Provenance::ServerOnly => "server_only",
+        Provenance::Unknown => "unknown",
+    }
+}
+
+fn consent(state: ConsentState) -> &'static str {
+    match state {
+        ConsentState::Unknown => "unknown",
+        ConsentState::Granted => "granted",
+        ConsentState::Refused => "refused",
+    }
+}
+
+/// Enum-valued arguments are matched case-insensitively, so they are given folded.
+fn arguments(call: &DesignCall) -> DesignArgumentsContext {
+    let folded = |key: &str| {
+        call.string_argument(key)
+            .unwrap_or("")
+            .trim()
+            .to_lowercase()
+    };
+    DesignArgumentsContext {
+        scope: folded("scope"),
+        role: folded("role"),
+        link_permission: folded("link_permission"),
+        path: call.string_argument("path").unwrap_or("").to_string(),
+    }
+}
+
+/// The target facts and the verdict of the limits (client-facts §2 Zqr) before target
+/// policies: `pass` here means "within the limits"; target policies may still block.
+fn targets(call: &DesignCall) -> (TargetsContext, Vec<TargetFacts>) {
+    let empty = |verdict: &str, set: &str| TargetsContext {
+        verdict: verdict.to_string(),
+        set: set.to_string(),
+        paths: BTreeSet::new(),
+        count: 0,
+        fits_batch_display: false,
+    };
+    match enumerate_targets(&call.operation, &call.arguments) {
+        Enumeration::NotPlanGated => (empty("not_plan_gated", "none"), Vec::new()),
+        Enumeration::Unenumerable => (empty("unenumerable", "none"), Vec::new()),
+        Enumeration::Targets { set, paths } => {
+            let set_name = match set {
+                TargetSet::Writes => "writes",
+                TargetSet::Deletes => "deletes",
+            };
+            let count = i64::try_from(paths.len()).unwrap_or(i64::MAX);
+            if paths.is_empty() {
+                return (empty("no_targets", set_name), Vec::new());
+            }
+            if paths.len() > MAX_TARGETS {
+                let mut context = empty("too_many", set_name);
+                context.count = count;
+                return (context, Vec::new());
+            }
+            let facts: Vec<TargetFacts> = paths.iter().map(|path| target_facts(path)).collect();
+            let context = TargetsContext {
+                verdict: "pass".to_string(),
+                set: set_name.to_string(),
+                paths: facts
+                    .iter()
+                    .map(|target| target.normalized.clone())
+                    .collect(),
+                count,
+                fits_batch_display: fits_batch_display(&paths),
+            };
+            (context, facts)
+        }
+    }
+}
+
+fn plan(call: &DesignCall, state: &DesignState) -> PlanContext {
+    let found = call.plan_token().and_then(|token| state.plans.get(token));
+    match found {
+        Some(plan) => PlanContext {
+            found: true,
+            project_id: plan.project_id,
+            writes: plan.writes,
+            deletes: plan.deletes,
+            expires_at: unix_millis(plan.expires_at),
+        },
+        None => PlanContext {
+            found: false,
+            project_id: String::new(),
+            writes: BTreeSet::new(),
+            deletes: BTreeSet::new(),
+            expires_at: 0,
+        },
+    }
+}
+
+fn grant(project_id: &str, state: &DesignState, observed: &DesignObservations) -> GrantContext {
+    GrantContext {
+        verified: !project_id.is_empty() && state.grants.is_verified(project_id),
+        server: observed.server_grants.status(project_id).to_string(),
+        recard: !project_id.is_empty() && state.grants.needs_recard(project_id),
+        ineligible: !project_id.is_empty() && state.grants.is_ineligible(project_id),
+    }
+}
+
+fn identity(project_id: &str, observed: &DesignObservations) -> Option<ProjectIdentity> {
+    if project_id.is_empty() {
+        return None;
+    }
+    let raw = observed.project_identity.get(project_id)?;
+    sanitize_identity(project_id, raw).ok()
+}
+
+fn summary(call: &DesignCall, project_id: &str, targets: &[TargetFacts]) -> CallSummary {
+    let listed = |key: &str| -> Vec<String> {
+        call.arguments
+            .get(key)
+            .and_then(|value| value.as_array())
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|item| item.as_str())
+                    .map(normalize)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let is_finalize = call.operation == "finalize_plan";
+    CallSummary {
+        tool: "ClaudeDesign".to_string(),
+        operation: call.operation.clone(),
+        project_id: (!project_id.is_empty()).then(|| project_id.to_string()),
+        targets: targets
+            .iter()
+            .map(|target| target.normalized.clone())
+            .collect(),
+        plan_writes: if is_finalize {
+            listed("writes")
+        } else {
+            Vec::new()
+        },
+        plan_deletes: if is_finalize {
+            listed("deletes")
+        } else {
+            Vec::new()
+        },
+        writes: !call.hints.read_only,
+    }
+}

@@ -1,0 +1,83 @@
+//! facts::observations: what the upstream has told askgate, held as facts for a decision —
+//! the server's grant list, raw `get_project` identities, the discovered catalog and the
+//! attached Project's data. The executor gathers them; the decision core only reads them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::call::Catalog;
+
+/// The result of `GET /v1/design/grants`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerGrants {
+    /// false when the probe failed (old server, bad shape, network).
+    pub available: bool,
+    pub projects: BTreeSet<String>,
+}
+
+impl Default for ServerGrants {
+    fn default() -> Self {
+        Self {
+            available: true,
+            projects: BTreeSet::new(),
+        }
+    }
+}
+
+impl ServerGrants {
+    /// `granted`, `not_granted` or `unavailable` for one project (client-facts §5.1 B6n).
+    pub fn status(&self, project_id: &str) -> &'static str {
+        if !self.available {
+            "unavailable"
+        } else if self.projects.contains(project_id) {
+            "granted"
+        } else {
+            "not_granted"
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DesignObservations {
+    pub server_grants: ServerGrants,
+    /// Raw `get_project` results by project id; sanitizing is part of gathering facts.
+    pub project_identity: BTreeMap<String, serde_json::Value>,
+    /// The discovered operation catalog; `None` before discovery.
+    pub catalog: Option<Catalog>,
+}
+
+/// One uploaded file of the attached Project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectFile {
+    pub path: String,
+    #[serde(default)]
+    pub file_kind: Option<String>,
+}
+
+/// One text doc of the attached Project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectDoc {
+    pub path: String,
+}
+
+/// The attached Project's data (`detail`) and the credential's scopes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProjectsObservations {
+    pub scopes: Vec<String>,
+    pub knowledge_size: Option<i64>,
+    pub max_knowledge_size: Option<i64>,
+    pub docs: Vec<ProjectDoc>,
+    pub files: Vec<ProjectFile>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Observations {
+    pub design: DesignObservations,
+    /// `None` when no data about the attached Project is at hand.
+    pub projects: Option<ProjectsObservations>,
+}

@@ -1,0 +1,21 @@
+//! askgate: a Cedar permission service for AI agents working on claude.ai Design and Projects.
+//!
+//! Every call flows one way through these layers:
+//!
+//! - [`call`]: typed `ClaudeDesign` / `Projects` inputs and their local validation.
+//! - [`paths`]: path normalization, per-target facts, enumeration, display budgets.
+//! - [`identity`]: sanitizing a project's server-verified identity for the grant card.
+//! - [`state`]: the session stores (consent, plans, grants) with one method per event.
+//! - [`facts`]: everything known about one call, gathered into a Cedar request context.
+//! - [`authz`]: policy snapshots and the pure, synchronous allow / ask / deny decision.
+//! - [`scenario`]: the JSON scenario format of `check`, `test` and the corpus.
+//! - [`cli`]: the `askgate` subcommands (adapters over the layers above).
+
+pub mod authz;
+pub mod call;
+pub mod cli;
+pub mod facts;
+pub mod identity;
+pub mod paths;
+pub mod scenario;
+pub mod state;

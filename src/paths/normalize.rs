@@ -1,0 +1,222 @@
+//! Normalization of target paths (`mU`) and the per-target facts Cedar policies read
+//! (`GnS` inputs). It computes facts only; it must not decide that a path is reserved.
+
+use super::characters::{is_js_whitespace, rejected_character};
+
+/// Facts about one raw target path, the inputs of the reserved-path and reserved-segment
+/// policies.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TargetFacts {
+    pub raw: String,
+    /// `normalize(raw)`
+    pub normalized: String,
+    /// `normalized.to_lowercase()`; 8.3 short names such as `claude~1.md` stay visible here
+    pub lowercase: String,
+    /// Every segment of `normalized`, folded as `GnS` step 3 does (lowercased, leading
+    /// whitespace and trailing whitespace and dots trimmed), in first-seen order, without
+    /// duplicates. A segment that folds to nothing appears as `""`.
+    pub folded_segments: Vec<String>,
+    /// The first character of `raw` in the rejected set
+    pub rejected_character: Option<char>,
+    /// False when `GnS` step 4 applies: the path normalizes to empty, a segment matches
+    /// `^\s*\.\.[\s.]*$` (JavaScript `\s`), or the path contains NUL
+    pub normalizes: bool,
+}
+
+/// Backslash becomes `/`, the path is split on `/`, empty and `.` segments are dropped and
+/// the rest joined with `/`. No case folding; `..` is kept.
+pub fn normalize(path: &str) -> String {
+    let slashed = path.replace('\\', "/");
+    let segments: Vec<&str> = slashed
+        .split('/')
+        .filter(|segment| !segment.is_empty() && *segment != ".")
+        .collect();
+    segments.join("/")
+}
+
+/// Computes every fact about `raw` that the path policies need.
+pub fn target_facts(raw: &str) -> TargetFacts {
+    let normalized = normalize(raw);
+    let lowercase = normalized.to_lowercase();
+    let normalizes = !normalized.is_empty()
+        && !raw.contains('\0')
+        && !normalized.split('/').any(is_parent_segment);
+    TargetFacts {
+        raw: raw.to_owned(),
+        folded_segments: folded_segments(&normalized),
+        rejected_character: rejected_character(raw),
+        normalizes,
+        lowercase,
+        normalized,
+    }
+}
+
+/// `GnS` step 3 folding: lowercase, trim trailing whitespace and dots, trim leading whitespace.
+fn fold_segment(segment: &str) -> String {
+    segment
+        .to_lowercase()
+        .trim_end_matches(|c: char| c == '.' || is_js_whitespace(c))
+        .trim_start_matches(is_js_whitespace)
+        .to_owned()
+}
+
+fn folded_segments(normalized: &str) -> Vec<String> {
+    let mut folded: Vec<String> = Vec::new();
+    // An empty normalized path has no segments at all, not one empty segment.
+    for segment in normalized.split('/').filter(|segment| !segment.is_empty()) {
+        let segment = fold_segment(segment);
+        if !folded.contains(&segment) {
+            folded.push(segment);
+        }
+    }
+    folded
+}
+
+/// Whether `segment` matches `^\s*\.\.[\s.]*$`: a parent reference however it is padded.
+fn is_parent_segment(segment: &str) -> bool {
+    segment
+        .trim_start_matches(is_js_whitespace)
+        .strip_prefix("..")
+        .is_some_and(|rest| rest.chars().all(|c| c == '.' || is_js_whitespace(c)))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )]
+    use super::*;
+
+    /// The reference decision, only to cross-check that the facts carry enough information.
+    fn is_reserved_reference(facts: &TargetFacts) -> bool {
+        let lower = facts.lowercase.as_str();
+        let reserved_path = ["claude.md", ".claude"]
+            .iter()
+            .any(|name| lower == *name || lower.starts_with(&format!("{name}/")));
+        let short_name = |segment: &str| {
+            segment
+                .split('~')
+                .skip(1)
+                .any(|after| after.starts_with(|c: char| c.is_ascii_digit()))
+        };
+        let reserved_segment = facts
+            .folded_segments
+            .iter()
+            .any(|segment| segment == "claude.md" || segment == ".claude" || short_name(segment));
+        reserved_path || reserved_segment
+    }
+
+    #[test]
+    fn normalization_table() {
+        let table = [
+            ("a\\b\\c", "a/b/c"),
+            ("./a//b/.", "a/b"),
+            ("a/../b", "a/../b"),
+            ("", ""),
+            ("/", ""),
+            ("./.", ""),
+            ("\\\\server\\share", "server/share"),
+            ("A/B.txt", "A/B.txt"),
+            ("a/ ./b", "a/ ./b"),
+            ("..", ".."),
+            ("a/.../b", "a/.../b"),
+        ];
+        for (raw, normalized) in table {
+            assert_eq!(normalize(raw), normalized, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn folded_segments_trim_and_lowercase() {
+        assert_eq!(target_facts("CLAUDE.md. ").folded_segments, ["claude.md"]);
+        assert_eq!(target_facts(" .claude").folded_segments, [".claude"]);
+        assert_eq!(
+            target_facts("a/Claude.MD/b").folded_segments,
+            ["a", "claude.md", "b"]
+        );
+        assert_eq!(target_facts("x/X /x.. ").folded_segments, ["x"]);
+        assert_eq!(
+            target_facts("\u{FEFF}.claude\u{3000}.").folded_segments,
+            [".claude"]
+        );
+        assert_eq!(target_facts("a/ . /b").folded_segments, ["a", "", "b"]);
+        assert!(target_facts("").folded_segments.is_empty());
+    }
+
+    #[test]
+    fn leading_dots_are_kept_but_trailing_dots_are_not() {
+        assert_eq!(target_facts(". .claude. .").folded_segments, [". .claude"]);
+    }
+
+    #[test]
+    fn short_names_stay_visible_in_lowercase() {
+        let facts = target_facts("CLAUDE~1.MD");
+        assert_eq!(facts.lowercase, "claude~1.md");
+        assert_eq!(facts.normalized, "CLAUDE~1.MD");
+        assert!(is_reserved_reference(&facts));
+        assert!(is_reserved_reference(&target_facts("docs/PROGRA~2/x")));
+        assert!(!is_reserved_reference(&target_facts("docs/a~b/x")));
+    }
+
+    #[test]
+    fn reserved_reference_agrees_with_the_facts() {
+        for raw in [
+            "CLAUDE.md",
+            ".Claude/x",
+            "./claude.md/y",
+            "a/Claude.MD/b",
+            "a\\.claude ",
+        ] {
+            assert!(is_reserved_reference(&target_facts(raw)), "{raw:?}");
+        }
+        for raw in [
+            "claude.mdx",
+            "a/claudemd",
+            "src/index.html",
+            ".claudeignore",
+        ] {
+            assert!(!is_reserved_reference(&target_facts(raw)), "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn paths_that_do_not_normalize() {
+        for raw in [
+            " .. ",
+            "a/.../b",
+            "",
+            "\0",
+            "a/\0",
+            "./",
+            "..",
+            "a/..",
+            "\u{FEFF}..\u{2028}.",
+        ] {
+            assert!(!target_facts(raw).normalizes, "{raw:?}");
+        }
+        for raw in ["a", "a/b", "..a", "a..", ". ./x", "a/.b/c", "...x"] {
+            assert!(target_facts(raw).normalizes, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn facts_record_the_rejected_character_and_forms() {
+        let facts = target_facts("Dir\\Sub/File?.TXT");
+        assert_eq!(facts.raw, "Dir\\Sub/File?.TXT");
+        assert_eq!(facts.normalized, "Dir/Sub/File?.TXT");
+        assert_eq!(facts.lowercase, "dir/sub/file?.txt");
+        assert_eq!(facts.rejected_character, Some('?'));
+        assert!(facts.normalizes);
+        assert_eq!(target_facts("a/b").rejected_character, None);
+    }
+
+    #[test]
+    fn facts_round_trip_through_json() {
+        let facts = target_facts("a/\u{202E}b");
+        let json = serde_json::to_string(&facts).unwrap();
+        assert_eq!(serde_json::from_str::<TargetFacts>(&json).unwrap(), facts);
+    }
+}

@@ -1,0 +1,131 @@
+//! scenario::run: turns a scenario into session stores and observations, validates its call,
+//! gathers facts and decides. A call that fails local validation is an input error, never a
+//! decision.
+
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use super::{Scenario, ScenarioState};
+use crate::authz::{decide, Decision, PolicySnapshot};
+use crate::call::{CallError, Catalog, DesignCall, ProjectsCall};
+use crate::facts::{self, CallFacts, DesignObservations};
+use crate::state::{ApprovedPlan, DesignState};
+
+/// What a scenario came to: a decision, or the call's input error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Decided(Box<Decision>),
+    Refused(CallError),
+}
+
+/// The scenario itself is malformed (not its call).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("`{field}` is not an RFC 3339 time: `{value}`")]
+    InvalidTime { field: String, value: String },
+    #[error("unknown tool `{0}`: use `ClaudeDesign` or `Projects`")]
+    UnknownTool(String),
+}
+
+impl ScenarioError {
+    pub fn field(&self) -> &str {
+        match self {
+            Self::InvalidTime { field, .. } => field,
+            Self::UnknownTool(_) => "call.tool",
+        }
+    }
+}
+
+/// Decides the scenario's call on `snapshot`.
+pub fn run(scenario: &Scenario, snapshot: &PolicySnapshot) -> Result<Outcome, ScenarioError> {
+    match gather(scenario)? {
+        Ok(facts) => Ok(Outcome::Decided(Box::new(decide(&facts, snapshot)))),
+        Err(error) => Ok(Outcome::Refused(error)),
+    }
+}
+
+/// The facts of the scenario's call, or its input error.
+pub fn gather(scenario: &Scenario) -> Result<Result<CallFacts, CallError>, ScenarioError> {
+    let now = parse_time("now", &scenario.now)?;
+    let state = design_state(&scenario.state)?;
+    let catalog = scenario.state.catalog.as_ref().map(Catalog::parse);
+    match scenario.call.tool.as_str() {
+        "ClaudeDesign" => {
+            let call = match DesignCall::parse(&scenario.call.input, catalog.as_ref()) {
+                Ok(call) => call,
+                Err(error) => return Ok(Err(error)),
+            };
+            let observed = DesignObservations {
+                server_grants: scenario.state.server_grants.clone(),
+                project_identity: scenario.state.project_identity.clone(),
+                catalog,
+            };
+            Ok(Ok(facts::design::gather(
+                &call,
+                &scenario.session,
+                &scenario.environment,
+                &state,
+                &observed,
+                now,
+            )))
+        }
+        "Projects" => {
+            let call = match ProjectsCall::parse(&scenario.call.input) {
+                Ok(call) => call,
+                Err(error) => return Ok(Err(error)),
+            };
+            let observed = scenario.state.projects.as_ref();
+            Ok(Ok(facts::projects::gather(
+                &call,
+                &scenario.session,
+                &scenario.environment,
+                observed,
+                now,
+            )))
+        }
+        other => Err(ScenarioError::UnknownTool(other.to_string())),
+    }
+}
+
+fn parse_time(field: &str, value: &str) -> Result<OffsetDateTime, ScenarioError> {
+    OffsetDateTime::parse(value, &Rfc3339).map_err(|_| ScenarioError::InvalidTime {
+        field: field.to_string(),
+        value: value.to_string(),
+    })
+}
+
+/// The stores as the scenario describes them, reached through the same events the service uses.
+fn design_state(described: &ScenarioState) -> Result<DesignState, ScenarioError> {
+    let state = DesignState::default();
+    match described.consent {
+        Some(true) => state.consent.consent_recorded(),
+        Some(false) => state.consent.consent_refused(),
+        None => {}
+    }
+    for (index, plan) in described.plans.iter().enumerate() {
+        let expires_at = parse_time(
+            &format!("state.plans[{index}].expires_at"),
+            &plan.expires_at,
+        )?;
+        state.plans.restore(ApprovedPlan {
+            token: plan.token.clone(),
+            project_id: plan.project_id.clone(),
+            writes: plan.writes.iter().cloned().collect(),
+            deletes: plan.deletes.iter().cloned().collect(),
+            expires_at,
+        });
+    }
+    for project in &described.verified_grants {
+        state.grants.grant_recorded(project);
+    }
+    for project in &described.grant_ineligible {
+        state.grants.grant_refused_not_found(project);
+    }
+    if described.recard_all {
+        state.grants.recard_all();
+    }
+    for project in &described.recard {
+        state.grants.recard_flagged(project);
+    }
+    Ok(state)
+}

@@ -1,0 +1,240 @@
+//! Approved finalize_plan plans (client-facts §3): registration rules, the 15-minute cap and
+//! invalidation. It owns the token → plan map; it must not match calls against plans (policy does
+//! that) nor read the clock (`now` is passed in).
+
+use std::collections::BTreeSet;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use dashmap::DashMap;
+use time::OffsetDateTime;
+
+use crate::paths::{normalize, plan_registrable, project_key};
+
+/// The longest a registered plan lives, whatever the server says (`c0f`, 900,000 ms).
+pub const PLAN_TTL: time::Duration = time::Duration::minutes(15);
+
+/// A plan the user approved: these exact normalized paths may be written or deleted in this
+/// project until `expires_at`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ApprovedPlan {
+    pub token: String,
+    pub project_id: String,
+    pub writes: BTreeSet<String>,
+    pub deletes: BTreeSet<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub expires_at: OffsetDateTime,
+}
+
+/// Everything the registration rules (§3 `g0f`) look at, gathered by the executor after
+/// finalize_plan returned.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanApproval<'a> {
+    pub token: &'a str,
+    pub project_id: &'a str,
+    pub scope: Option<&'a str>,
+    pub writes: &'a [String],
+    pub deletes: &'a [String],
+    /// `None` when `expires_at` was absent or not a finite number.
+    pub server_expiry: Option<OffsetDateTime>,
+    pub ask_was_shown: bool,
+    pub prompt_reaches_user: bool,
+    pub main_agent_without_hook: bool,
+    pub result_is_error: bool,
+}
+
+/// Why a finalize_plan result was not registered. Refusal is silent towards the model: the token
+/// still goes back, but later calls ask every time.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanRefusal {
+    #[error("the plan approval ask was not shown to the user")]
+    AskNotShown,
+    #[error("a prompt cannot reach the user in this permission mode")]
+    PromptUnreachable,
+    #[error("only the main agent without a permission request hook can register a plan")]
+    NotMainAgentWithoutHook,
+    #[error("finalize_plan returned an error result")]
+    ErrorResult,
+    #[error("the plan token is empty")]
+    EmptyToken,
+    #[error("plan scope `project` is no longer supported")]
+    ProjectScope,
+    #[error("project id `{project_id}` cannot hold an approved plan")]
+    ProjectNotRegistrable { project_id: String },
+    #[error("the plan's writes or deletes cannot be registered")]
+    PathsNotRegistrable,
+    #[error("server expiry `{server_expiry}` is not after now")]
+    ExpiryPassed { server_expiry: OffsetDateTime },
+}
+
+/// Approved plans keyed by token; every method takes `&self` and is safe from many threads.
+#[derive(Debug, Default)]
+pub struct PlanStore {
+    plans: DashMap<String, ApprovedPlan>,
+    /// Held by every change that removes and inserts in more than one step.
+    // INVARIANT: after `finalize_approved` returns Ok, its plan is the only one of its project key
+    // that was registered through the rules; two concurrent finalizes cannot both survive.
+    changes: Mutex<()>,
+}
+
+impl PlanStore {
+    /// finalize_plan is about to execute for `project_id` (§3 `IBt`): a new finalize replaces
+    /// earlier approvals even if it fails, so its plans go now.
+    pub fn finalize_started(&self, project_id: &str) {
+        self.project_invalidated(project_id);
+    }
+
+    /// finalize_plan succeeded (§3 `g0f`). Same-project plans are cleared first, so even a refused
+    /// registration leaves no older approval behind; then each rule is checked in order.
+    pub fn finalize_approved(
+        &self,
+        approval: PlanApproval<'_>,
+        now: OffsetDateTime,
+    ) -> Result<ApprovedPlan, PlanRefusal> {
+        let _changes = self.changes_locked();
+        self.project_removed(approval.project_id);
+        registration_rules_checked(&approval)?;
+        let plan = ApprovedPlan {
+            token: approval.token.to_owned(),
+            project_id: approval.project_id.to_owned(),
+            writes: normalized(approval.writes.iter()),
+            deletes: normalized(approval.deletes.iter()),
+            expires_at: plan_expiry(approval.server_expiry, now)?,
+        };
+        self.plans.insert(plan.token.clone(), plan.clone());
+        Ok(plan)
+    }
+
+    /// Restores a plan exactly as given (scenario files, tests): no rules apply, but paths are
+    /// normalized so matching sees the same shape as for a registered plan.
+    pub fn restore(&self, plan: ApprovedPlan) {
+        let plan = ApprovedPlan {
+            writes: normalized(plan.writes.iter()),
+            deletes: normalized(plan.deletes.iter()),
+            ..plan
+        };
+        let _changes = self.changes_locked();
+        self.plans.insert(plan.token.clone(), plan);
+    }
+
+    /// The plan registered under `token`, if any. Expired plans are returned too: expiry is
+    /// judged by policy against the call's own time.
+    pub fn get(&self, token: &str) -> Option<ApprovedPlan> {
+        self.plans.get(token).map(|entry| entry.value().clone())
+    }
+
+    /// Drops plans whose `expires_at` ≤ `now`; returns how many were dropped.
+    pub fn expired_removed(&self, now: OffsetDateTime) -> usize {
+        let expired: Vec<String> = self
+            .plans
+            .iter()
+            .filter(|entry| entry.expires_at <= now)
+            .map(|entry| entry.key().clone())
+            .collect();
+        // Re-checked on removal: the token may have been re-registered in between.
+        expired
+            .iter()
+            .filter(|token| {
+                self.plans
+                    .remove_if(token.as_str(), |_, plan| plan.expires_at <= now)
+                    .is_some()
+            })
+            .count()
+    }
+
+    /// Sharing or membership changed, or a finalize started: every plan whose project id has the
+    /// same key as `project_id` is dropped.
+    pub fn project_invalidated(&self, project_id: &str) {
+        let _changes = self.changes_locked();
+        self.project_removed(project_id);
+    }
+
+    /// Consent was seeded false or revoked: every plan is dropped.
+    pub fn all_cleared(&self) {
+        let _changes = self.changes_locked();
+        self.plans.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.plans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.plans.is_empty()
+    }
+
+    /// Every plan, sorted by token, for logs and tests.
+    pub fn snapshot(&self) -> Vec<ApprovedPlan> {
+        let mut plans: Vec<ApprovedPlan> = self.plans.iter().map(|entry| entry.clone()).collect();
+        plans.sort_by(|left, right| left.token.cmp(&right.token));
+        plans
+    }
+
+    /// Callers hold `changes`.
+    fn project_removed(&self, project_id: &str) {
+        let key = project_key(project_id);
+        self.plans
+            .retain(|_, plan| project_key(&plan.project_id) != key);
+    }
+
+    /// `()` behind the lock cannot be left inconsistent by a panicking holder.
+    fn changes_locked(&self) -> MutexGuard<'_, ()> {
+        self.changes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Fails with the first registration rule the approval breaks, in the order of §3 `g0f`
+/// (expiry is checked separately, last).
+fn registration_rules_checked(approval: &PlanApproval<'_>) -> Result<(), PlanRefusal> {
+    if !approval.ask_was_shown {
+        return Err(PlanRefusal::AskNotShown);
+    }
+    if !approval.prompt_reaches_user {
+        return Err(PlanRefusal::PromptUnreachable);
+    }
+    if !approval.main_agent_without_hook {
+        return Err(PlanRefusal::NotMainAgentWithoutHook);
+    }
+    if approval.result_is_error {
+        return Err(PlanRefusal::ErrorResult);
+    }
+    if approval.token.is_empty() {
+        return Err(PlanRefusal::EmptyToken);
+    }
+    if approval.scope == Some("project") {
+        return Err(PlanRefusal::ProjectScope);
+    }
+    // With no paths the path rules cannot fail, so this isolates the project id rule.
+    if !plan_registrable(approval.project_id, &[], &[]) {
+        return Err(PlanRefusal::ProjectNotRegistrable {
+            project_id: approval.project_id.to_owned(),
+        });
+    }
+    if !plan_registrable(approval.project_id, approval.writes, approval.deletes) {
+        return Err(PlanRefusal::PathsNotRegistrable);
+    }
+    Ok(())
+}
+
+/// `min(server expiry, now + 15 min)`, or `now + 15 min` when the server gave none. Saturating:
+/// a `now` at the end of the representable range must not panic.
+fn plan_expiry(
+    server_expiry: Option<OffsetDateTime>,
+    now: OffsetDateTime,
+) -> Result<OffsetDateTime, PlanRefusal> {
+    let local_limit = now.saturating_add(PLAN_TTL);
+    match server_expiry {
+        None => Ok(local_limit),
+        Some(server_expiry) if server_expiry <= now => {
+            Err(PlanRefusal::ExpiryPassed { server_expiry })
+        }
+        Some(server_expiry) => Ok(server_expiry.min(local_limit)),
+    }
+}
+
+fn normalized<'a>(paths: impl Iterator<Item = &'a String>) -> BTreeSet<String> {
+    paths.map(|path| normalize(path)).collect()
+}
+
+#[cfg(test)]
+#[path = "plans_tests.rs"]
+mod tests;
