@@ -32,6 +32,7 @@ struct Run<'a> {
     requests: Vec<EvaluatedRequest>,
     errors: Vec<String>,
     blocked: Vec<super::decision::BlockedTarget>,
+    target_policies: BTreeSet<String>,
 }
 
 impl<'a> Run<'a> {
@@ -41,6 +42,7 @@ impl<'a> Run<'a> {
             requests: Vec::new(),
             errors: Vec::new(),
             blocked: Vec::new(),
+            target_policies: BTreeSet::new(),
         }
     }
 
@@ -83,7 +85,10 @@ impl<'a> Run<'a> {
             }
             return Ok(self.hard_deny(&approved.forbids, &approved_context));
         }
-        Ok(self.ask_decision(facts, &kinds, &unapproved.forbids, &context))
+        // The ask rules and the permits that hold once approved both determine an ask.
+        let determining: BTreeSet<PolicyId> =
+            unapproved.forbids.union(&approved.permits).cloned().collect();
+        Ok(self.ask_decision(facts, &kinds, &determining, &context))
     }
 
     /// Classifies target paths when the call's limits pass; a blocked target makes the
@@ -119,6 +124,7 @@ impl<'a> Run<'a> {
             design.targets.verdict = "blocked".to_string();
         }
         self.blocked = classification.blocked;
+        self.target_policies = classification.policies;
         self.requests.extend(classification.requests);
         self.errors.extend(classification.errors);
         Ok(())
@@ -229,6 +235,7 @@ impl<'a> Run<'a> {
             policies: policy_ids(self.snapshot, policies),
             approval,
             errors: std::mem::take(&mut self.errors),
+            target_policies: std::mem::take(&mut self.target_policies).into_iter().collect(),
             blocked_targets: std::mem::take(&mut self.blocked),
             snapshot: self.snapshot.hash().to_string(),
             requests: std::mem::take(&mut self.requests),
@@ -243,6 +250,7 @@ impl<'a> Run<'a> {
             policies: Vec::new(),
             approval: None,
             errors: std::mem::take(&mut self.errors),
+            target_policies: std::mem::take(&mut self.target_policies).into_iter().collect(),
             blocked_targets: std::mem::take(&mut self.blocked),
             snapshot: self.snapshot.hash().to_string(),
             requests: std::mem::take(&mut self.requests),

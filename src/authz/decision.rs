@@ -70,6 +70,8 @@ pub struct Decision {
     pub policies: Vec<String>,
     pub approval: Option<Approval>,
     pub errors: Vec<String>,
+    /// Sorted `@id`s of the target policies that classified the call's targets.
+    pub target_policies: Vec<String>,
     /// Targets blocked by target policies (reserved, rejected, not normalizable, admin rules).
     pub blocked_targets: Vec<BlockedTarget>,
     /// Content hash of the policy snapshot that decided.

@@ -17,6 +17,8 @@ use crate::paths::TargetFacts;
 #[derive(Debug, Default)]
 pub struct Classification {
     pub blocked: Vec<BlockedTarget>,
+    /// The target policies that determined any target's class.
+    pub policies: BTreeSet<String>,
     pub requests: Vec<EvaluatedRequest>,
     pub errors: Vec<String>,
 }
@@ -57,12 +59,16 @@ fn classify_one(
         .to_cedar_context()
         .and_then(|cedar| evaluate(snapshot, call.principal, call.action, call.resource, cedar));
     let (blocking, errors) = match answer {
-        Ok(answer) if answer.is_clean_allow() => (None, Vec::new()),
+        Ok(answer) if answer.is_clean_allow() => {
+            result.policies.extend(policy_ids(snapshot, &answer.permits));
+            (None, Vec::new())
+        }
         Ok(answer) => (Some(answer.forbids), answer.errors),
         Err(error) => (Some(BTreeSet::new()), vec![error.to_string()]),
     };
     if let Some(forbids) = blocking {
         let policies = policy_ids(snapshot, &forbids);
+        result.policies.extend(policies.iter().cloned());
         let mut reasons: Vec<String> = forbids
             .iter()
             .filter_map(|id| snapshot.meta(id))

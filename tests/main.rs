@@ -1,0 +1,8 @@
+//! askgate's integration tests: one binary, one module per concern (like ripgrep).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod cli;
+mod corpus;
+mod hostile;
+mod isolation;
+mod support;

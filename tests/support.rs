@@ -1,0 +1,51 @@
+//! Shared helpers: the corpus files, the baseline snapshot, scenario loading.
+
+use std::path::{Path, PathBuf};
+
+use askgate::authz::{baseline, PolicySnapshot, Source};
+use askgate::scenario::suite::collect;
+use askgate::scenario::Scenario;
+
+pub const CORPUS: &str = "tests/scenarios";
+
+pub fn corpus_files() -> Vec<PathBuf> {
+    collect(&[PathBuf::from(CORPUS)]).expect("the corpus is readable")
+}
+
+pub fn load_scenario(path: &Path) -> Scenario {
+    let text = std::fs::read_to_string(path).expect("scenario readable");
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+pub fn baseline_snapshot() -> PolicySnapshot {
+    PolicySnapshot::load(&baseline::schema_source(), &baseline::policy_sources()).expect("baseline loads")
+}
+
+pub fn snapshot_without(policy_id: &str) -> PolicySnapshot {
+    let sources: Vec<Source> = baseline::policy_sources()
+        .into_iter()
+        .map(|source| Source::new(source.name.clone(), remove_policy(&source.text, policy_id)))
+        .collect();
+    PolicySnapshot::load(&baseline::schema_source(), &sources).expect("baseline minus one policy loads")
+}
+
+/// The text with the policy carrying `@id("<id>")` removed (from its leading annotations to
+/// the `;` that ends it).
+pub fn remove_policy(text: &str, policy_id: &str) -> String {
+    let marker = format!("@id(\"{policy_id}\")");
+    let Some(start) = text.find(&marker) else { return text.to_string() };
+    let end = text[start..].find("};").map(|offset| start + offset + 2).or_else(|| {
+        // A policy with no condition ends at its scope's `);`.
+        text[start..].find(");").map(|offset| start + offset + 2)
+    });
+    match end {
+        Some(end) => format!("{}{}", &text[..start], &text[end..]),
+        None => text.to_string(),
+    }
+}
+
+/// A stable snapshot name from a corpus path: `design__001-foo`.
+pub fn snapshot_name(path: &Path) -> String {
+    let relative = path.strip_prefix(CORPUS).unwrap_or(path);
+    relative.with_extension("").to_string_lossy().replace(['/', '\\'], "__")
+}
