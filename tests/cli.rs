@@ -21,7 +21,12 @@ fn askgate(args: &[&str], stdin: Option<&str>) -> Run {
         .spawn()
         .expect("askgate runs");
     if let Some(text) = stdin {
-        child.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write stdin");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(text.as_bytes())
+            .expect("write stdin");
     }
     drop(child.stdin.take());
     let output = child.wait_with_output().expect("askgate finishes");
@@ -48,7 +53,12 @@ fn check_prints_the_decision_as_one_json_object() {
     assert_eq!(decision["policies"], serde_json::json!(["grants.held"]));
     assert_eq!(decision["approval"], Value::Null);
     assert_eq!(decision["errors"], serde_json::json!([]));
-    let questions: Vec<&str> = decision["requests"].as_array().unwrap().iter().map(|r| r["question"].as_str().unwrap()).collect();
+    let questions: Vec<&str> = decision["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["question"].as_str().unwrap())
+        .collect();
     assert_eq!(questions, ["target", "unapproved"]);
     assert_eq!(decision["requests"][1]["resource"], "DesignProject::\"p1\"");
 }
@@ -68,7 +78,11 @@ fn check_reports_bad_call_input_with_its_field_and_exit_code_2() {
 fn check_reports_malformed_scenarios_and_unreadable_files() {
     let run = askgate(&["check", "-"], Some("{not json"));
     assert_eq!(run.code, 2);
-    assert!(run.stdout.contains("\"field\":\"scenario\""), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("\"field\":\"scenario\""),
+        "{}",
+        run.stdout
+    );
     let run = askgate(&["check", "/nonexistent/scenario.json"], None);
     assert_eq!(run.code, 4);
     let bad_time = GRANTED_WRITE.replace("2026-11-30T10:00:00Z", "yesterday");
@@ -103,7 +117,10 @@ fn validate_rejects_an_unknown_attribute_with_file_and_line() {
     let path = dir.path().to_string_lossy().to_string();
     let run = askgate(&["validate", "--policies", &path], None);
     assert_eq!(run.code, 1);
-    let expected = format!("{}:5: policy `managed.typo`:", dir.path().join("bad.cedar").display());
+    let expected = format!(
+        "{}:5: policy `managed.typo`:",
+        dir.path().join("bad.cedar").display()
+    );
     assert!(run.stderr.contains(&expected), "{}", run.stderr);
     assert!(run.stderr.contains("projectid"), "{}", run.stderr);
 }
@@ -119,8 +136,17 @@ fn validate_reports_every_problem_of_every_file() {
     let path = dir.path().to_string_lossy().to_string();
     let run = askgate(&["validate", "--policies", &path], None);
     assert_eq!(run.code, 1);
-    for needle in ["a-syntax.cedar:4:", "b-no-id.cedar:1: policy has no @id", "duplicate @id `projects.allowed`", "@ask(`forever`) is not an approval kind"] {
-        assert!(run.stderr.contains(needle), "missing `{needle}` in:\n{}", run.stderr);
+    for needle in [
+        "a-syntax.cedar:4:",
+        "b-no-id.cedar:1: policy has no @id",
+        "duplicate @id `projects.allowed`",
+        "@ask(`forever`) is not an approval kind",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "missing `{needle}` in:\n{}",
+            run.stderr
+        );
     }
     assert!(run.stderr.contains("4 problem(s)"), "{}", run.stderr);
 }
@@ -141,9 +167,27 @@ fn test_prints_a_readable_diff_per_failure() {
     std::fs::write(dir.path().join("broken.json"), "{").unwrap();
     let run = askgate(&["test", &dir.path().to_string_lossy()], None);
     assert_eq!(run.code, 1);
-    assert!(run.stdout.contains("FAIL wrong expectation"), "{}", run.stdout);
-    assert!(run.stdout.contains("decision\n    - expected: deny\n    + actual:   allow"), "{}", run.stdout);
-    assert!(run.stdout.contains("approval\n    - expected: grant\n    + actual:   null"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("FAIL wrong expectation"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("decision\n    - expected: deny\n    + actual:   allow"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("approval\n    - expected: grant\n    + actual:   null"),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.contains("invalid scenario"), "{}", run.stdout);
-    assert!(run.stdout.ends_with("0 passed, 2 failed\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with("0 passed, 2 failed\n"),
+        "{}",
+        run.stdout
+    );
 }

@@ -10,17 +10,30 @@ use crate::support::{corpus_files, snapshot_name};
 #[test]
 fn every_scenario_meets_its_expectation() {
     let files = corpus_files();
-    assert!(files.len() >= 150, "the corpus has only {} scenarios", files.len());
+    assert!(
+        files.len() >= 150,
+        "the corpus has only {} scenarios",
+        files.len()
+    );
     let mut suite = Suite::new(baseline::schema_source(), baseline::policy_sources());
     let mut failures = Vec::new();
     for file in &files {
         let result = suite.run_file(file);
         if !result.passed() {
             let error = result.outcome.as_ref().err().cloned().unwrap_or_default();
-            failures.push(format!("{}: {error}\n  {}", file.display(), result.mismatches.join("\n  ")));
+            failures.push(format!(
+                "{}: {error}\n  {}",
+                file.display(),
+                result.mismatches.join("\n  ")
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} scenario(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} scenario(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -35,7 +48,9 @@ fn every_decision_matches_its_snapshot() {
             let scenario = crate::support::load_scenario(&file);
             let name = snapshot_name(&file);
             match suite.decide(&scenario) {
-                Ok(ScenarioOutcome::Decided(decision)) => insta::assert_json_snapshot!(name, decision),
+                Ok(ScenarioOutcome::Decided(decision)) => {
+                    insta::assert_json_snapshot!(name, decision)
+                }
                 Ok(ScenarioOutcome::Refused(error)) => insta::assert_json_snapshot!(name, error),
                 Err(error) => panic!("{}: {error}", file.display()),
             }

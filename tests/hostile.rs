@@ -30,17 +30,62 @@ impl Random {
 }
 
 const NASTY: &[&str] = &[
-    "index.html", "CLAUDE.md", ".claude/settings.json", "a/Claude.MD/b", "CLAUDE.md. ", " .claude",
-    "CLAUDE~1.MD", "a/../b", " .. ", "./", "", "\\\\server\\share", "a\u{0}b", "a\u{202E}b",
-    "a\u{200B}b", "a#b", "a?b", "a:b", "a,b", "[x]", "\u{FEFF}x", "x\u{FF1A}y", "\u{2028}",
-    "é/ü/中文.txt", "secrets/key", "a//b//./c", "....", "~", "x~9", "a\tb", "\u{7F}", "\u{9F}",
-    "\u{AD}", "\u{61C}", "\u{2026}", "\u{2066}", "../../etc/passwd", "C:\\Windows",
+    "index.html",
+    "CLAUDE.md",
+    ".claude/settings.json",
+    "a/Claude.MD/b",
+    "CLAUDE.md. ",
+    " .claude",
+    "CLAUDE~1.MD",
+    "a/../b",
+    " .. ",
+    "./",
+    "",
+    "\\\\server\\share",
+    "a\u{0}b",
+    "a\u{202E}b",
+    "a\u{200B}b",
+    "a#b",
+    "a?b",
+    "a:b",
+    "a,b",
+    "[x]",
+    "\u{FEFF}x",
+    "x\u{FF1A}y",
+    "\u{2028}",
+    "é/ü/中文.txt",
+    "secrets/key",
+    "a//b//./c",
+    "....",
+    "~",
+    "x~9",
+    "a\tb",
+    "\u{7F}",
+    "\u{9F}",
+    "\u{AD}",
+    "\u{61C}",
+    "\u{2026}",
+    "\u{2066}",
+    "../../etc/passwd",
+    "C:\\Windows",
 ];
 
 const OPERATIONS: &[&str] = &[
-    "list", "get_project", "read_file", "write_files", "delete_files", "copy_files",
-    "create_support_js", "finalize_plan", "update_sharing", "add_member", "render_preview",
-    "mystery_op", "", "a b", "write_files\u{0}",
+    "list",
+    "get_project",
+    "read_file",
+    "write_files",
+    "delete_files",
+    "copy_files",
+    "create_support_js",
+    "finalize_plan",
+    "update_sharing",
+    "add_member",
+    "render_preview",
+    "mystery_op",
+    "",
+    "a b",
+    "write_files\u{0}",
 ];
 
 fn random_string(random: &mut Random) -> Value {
@@ -58,7 +103,11 @@ fn random_value(random: &mut Random, depth: usize) -> Value {
         return random_string(random);
     }
     match random.below(4) {
-        0 => Value::Array((0..random.below(6)).map(|_| random_value(random, depth + 1)).collect()),
+        0 => Value::Array(
+            (0..random.below(6))
+                .map(|_| random_value(random, depth + 1))
+                .collect(),
+        ),
         1 => {
             let files: Vec<Value> = (0..random.below(30))
                 .map(|_| json!({"path": random.pick(NASTY), "data": "x"}))
@@ -71,11 +120,27 @@ fn random_value(random: &mut Random, depth: usize) -> Value {
 }
 
 fn random_arguments(random: &mut Random) -> Value {
-    let keys = ["project_id", "files", "paths", "path", "plan_token", "scope", "writes", "deletes", "role", "Files", "junk"];
+    let keys = [
+        "project_id",
+        "files",
+        "paths",
+        "path",
+        "plan_token",
+        "scope",
+        "writes",
+        "deletes",
+        "role",
+        "Files",
+        "junk",
+    ];
     let mut arguments = Map::new();
     for _ in 0..random.below(5) {
         let key = random.pick(&keys).to_string();
-        let value = if key == "project_id" { json!("p1") } else { random_value(random, 0) };
+        let value = if key == "project_id" {
+            json!("p1")
+        } else {
+            random_value(random, 0)
+        };
         arguments.insert(key, value);
     }
     Value::Object(arguments)
@@ -85,22 +150,40 @@ fn random_arguments(random: &mut Random) -> Value {
 fn reference_gate_passes(raw: &str) -> bool {
     let rejected = |c: char| {
         let u = c as u32;
-        u <= 0x1F || (0x7F..=0x9F).contains(&u) || "#?,:[]".contains(c) || u == 0xAD || u == 0x61C
-            || (0x200B..=0x200F).contains(&u) || u == 0x2026 || u == 0x2028 || u == 0x2029
-            || (0x202A..=0x202E).contains(&u) || (0x2066..=0x2069).contains(&u) || u == 0xFEFF
+        u <= 0x1F
+            || (0x7F..=0x9F).contains(&u)
+            || "#?,:[]".contains(c)
+            || u == 0xAD
+            || u == 0x61C
+            || (0x200B..=0x200F).contains(&u)
+            || u == 0x2026
+            || u == 0x2028
+            || u == 0x2029
+            || (0x202A..=0x202E).contains(&u)
+            || (0x2066..=0x2069).contains(&u)
+            || u == 0xFEFF
             || [0xFF0C, 0xFF1A, 0xFF3B, 0xFF3D].contains(&u)
     };
     if raw.chars().any(rejected) {
         return false;
     }
-    let normalized: Vec<&str> = raw.split(['/', '\\']).filter(|s| !s.is_empty() && *s != ".").collect();
+    let normalized: Vec<&str> = raw
+        .split(['/', '\\'])
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
     let lower = normalized.join("/").to_lowercase();
-    if lower == "claude.md" || lower == ".claude" || lower.starts_with("claude.md/") || lower.starts_with(".claude/") {
+    if lower == "claude.md"
+        || lower == ".claude"
+        || lower.starts_with("claude.md/")
+        || lower.starts_with(".claude/")
+    {
         return false;
     }
     for segment in &normalized {
         let folded = segment.to_lowercase();
-        let folded = folded.trim_start().trim_end_matches(|c: char| c.is_whitespace() || c == '.');
+        let folded = folded
+            .trim_start()
+            .trim_end_matches(|c: char| c.is_whitespace() || c == '.');
         if folded == "claude.md" || folded == ".claude" {
             return false;
         }
@@ -109,12 +192,22 @@ fn reference_gate_passes(raw: &str) -> bool {
             return false;
         }
     }
-    let has_short_name = lower.as_bytes().windows(2).any(|pair| pair[0] == b'~' && pair[1].is_ascii_digit());
+    let has_short_name = lower
+        .as_bytes()
+        .windows(2)
+        .any(|pair| pair[0] == b'~' && pair[1].is_ascii_digit());
     !normalized.is_empty() && !has_short_name
 }
 
 fn random_session(random: &mut Random) -> Session {
-    let modes = [Mode::Default, Mode::AcceptEdits, Mode::Plan, Mode::Auto, Mode::DontAsk, Mode::BypassPermissions];
+    let modes = [
+        Mode::Default,
+        Mode::AcceptEdits,
+        Mode::Plan,
+        Mode::Auto,
+        Mode::DontAsk,
+        Mode::BypassPermissions,
+    ];
     Session {
         mode: *random.pick(&modes),
         interactive: random.below(4) != 0,
@@ -134,7 +227,10 @@ fn thousands_of_hostile_design_calls_never_panic_and_never_allow_a_stopped_targe
         let call = match DesignCall::parse(&input, None) {
             Ok(call) => call,
             Err(error) => {
-                assert!(!error.field.is_empty() && !error.message.is_empty(), "{input}");
+                assert!(
+                    !error.field.is_empty() && !error.message.is_empty(),
+                    "{input}"
+                );
                 refused += 1;
                 continue;
             }
@@ -150,37 +246,85 @@ fn thousands_of_hostile_design_calls_never_panic_and_never_allow_a_stopped_targe
             catalog: None,
         };
         let session = random_session(&mut random);
-        let facts = facts::design::gather(&call, &session, &Environment::default(), &state, &observed, datetime!(2026-11-30 10:00 UTC));
+        let facts = facts::design::gather(
+            &call,
+            &session,
+            &Environment::default(),
+            &state,
+            &observed,
+            datetime!(2026-11-30 10:00 UTC),
+        );
         let decision = decide(&facts, &snapshot);
         decided += 1;
         assert!(decision.errors.is_empty(), "{input}: {:?}", decision.errors);
-        let tokenless_write = matches!(call.operation.as_str(), "write_files" | "create_support_js") && call.is_tokenless();
-        let stopped = facts.targets.iter().any(|target| !reference_gate_passes(&target.raw));
+        let tokenless_write =
+            matches!(call.operation.as_str(), "write_files" | "create_support_js")
+                && call.is_tokenless();
+        let stopped = facts
+            .targets
+            .iter()
+            .any(|target| !reference_gate_passes(&target.raw));
         if tokenless_write && stopped && decision.decision == Outcome::Allow {
-            let bypass = session.mode == Mode::BypassPermissions || (session.mode == Mode::Plan && session.bypass_available);
-            assert!(bypass, "a stopped target was allowed without bypass: {input}");
+            let bypass = session.mode == Mode::BypassPermissions
+                || (session.mode == Mode::Plan && session.bypass_available);
+            assert!(
+                bypass,
+                "a stopped target was allowed without bypass: {input}"
+            );
         }
     }
-    assert!(decided > 500 && refused > 500, "decided {decided}, refused {refused}");
+    assert!(
+        decided > 500 && refused > 500,
+        "decided {decided}, refused {refused}"
+    );
 }
 
 #[test]
 fn hostile_projects_inputs_are_errors_or_decisions_never_panics() {
     let snapshot = baseline_snapshot();
     let mut random = Random(0xfeed_beef_0000_0001);
-    let methods = ["project_info", "project_read", "project_search", "project_write", "project_delete", "project_nuke", ""];
-    let environment = Environment { attached_project: Some("proj-1".to_string()), ..Environment::default() };
+    let methods = [
+        "project_info",
+        "project_read",
+        "project_search",
+        "project_write",
+        "project_delete",
+        "project_nuke",
+        "",
+    ];
+    let environment = Environment {
+        attached_project: Some("proj-1".to_string()),
+        ..Environment::default()
+    };
     for _ in 0..2000 {
         let mut input = Map::new();
         input.insert("method".to_string(), json!(random.pick(&methods)));
-        for key in ["path", "content", "local_path", "query", "n", "force", "present_to_user", "extra"] {
+        for key in [
+            "path",
+            "content",
+            "local_path",
+            "query",
+            "n",
+            "force",
+            "present_to_user",
+            "extra",
+        ] {
             if random.below(2) == 0 {
                 input.insert(key.to_string(), random_value(&mut random, 2));
             }
         }
         match ProjectsCall::parse(&Value::Object(input)) {
             Ok(call) => {
-                let decision = decide(&facts::projects::gather(&call, &Session::default(), &environment, None, datetime!(2026-11-30 10:00 UTC)), &snapshot);
+                let decision = decide(
+                    &facts::projects::gather(
+                        &call,
+                        &Session::default(),
+                        &environment,
+                        None,
+                        datetime!(2026-11-30 10:00 UTC),
+                    ),
+                    &snapshot,
+                );
                 assert!(decision.errors.is_empty());
             }
             Err(error) => assert!(!error.field.is_empty()),

@@ -27,13 +27,20 @@ fn corpus_facts() -> Vec<(String, CallFacts)> {
 fn summary(decision: &Decision) -> (String, Option<String>, Vec<String>) {
     (
         decision.decision.as_str().to_string(),
-        decision.approval.as_ref().map(|approval| approval.kind().as_str().to_string()),
+        decision
+            .approval
+            .as_ref()
+            .map(|approval| approval.kind().as_str().to_string()),
         decision.policies.clone(),
     )
 }
 
 fn owned(decision: &Decision, policy: &str) -> bool {
-    decision.policies.iter().chain(&decision.target_policies).any(|id| id == policy)
+    decision
+        .policies
+        .iter()
+        .chain(&decision.target_policies)
+        .any(|id| id == policy)
 }
 
 fn baseline_ids(snapshot: &PolicySnapshot) -> Vec<String> {
@@ -50,12 +57,19 @@ fn baseline_ids(snapshot: &PolicySnapshot) -> Vec<String> {
 fn deleting_a_rule_changes_only_the_decisions_it_owns() {
     let baseline = baseline_snapshot();
     let facts = corpus_facts();
-    let decisions: Vec<Decision> = facts.iter().map(|(_, facts)| decide(facts, &baseline)).collect();
+    let decisions: Vec<Decision> = facts
+        .iter()
+        .map(|(_, facts)| decide(facts, &baseline))
+        .collect();
     let mut changed_by: BTreeMap<String, usize> = BTreeMap::new();
     let mut violations = Vec::new();
     for policy in baseline_ids(&baseline) {
         let reduced = snapshot_without(&policy);
-        assert_eq!(reduced.len() + 1, baseline.len(), "`{policy}` was removed exactly");
+        assert_eq!(
+            reduced.len() + 1,
+            baseline.len(),
+            "`{policy}` was removed exactly"
+        );
         for ((file, facts), before) in facts.iter().zip(&decisions) {
             let after = decide(facts, &reduced);
             if summary(&after) == summary(before) {
@@ -63,13 +77,21 @@ fn deleting_a_rule_changes_only_the_decisions_it_owns() {
             }
             *changed_by.entry(policy.clone()).or_default() += 1;
             if !owned(before, &policy) {
-                violations.push(format!("{file}: removing `{policy}` changed {:?} → {:?}", summary(before), summary(&after)));
+                violations.push(format!(
+                    "{file}: removing `{policy}` changed {:?} → {:?}",
+                    summary(before),
+                    summary(&after)
+                ));
             }
         }
     }
     assert!(violations.is_empty(), "{}", violations.join("\n"));
     // Every rule the corpus exercises must matter somewhere (no dead rules in the corpus).
-    assert!(changed_by.len() > 30, "only {} rules changed any decision: {changed_by:?}", changed_by.len());
+    assert!(
+        changed_by.len() > 30,
+        "only {} rules changed any decision: {changed_by:?}",
+        changed_by.len()
+    );
 }
 
 #[test]
@@ -85,7 +107,10 @@ fn deleting_the_grant_allow_rule_turns_exactly_grant_allows_into_denies() {
         } else if before.policies.iter().any(|id| id == "grants.held") {
             // Another permit (e.g. bypass) also allowed it: still allowed, one id fewer.
             assert_eq!(after.decision, before.decision, "{file}");
-            assert!(!after.policies.iter().any(|id| id == "grants.held"), "{file}");
+            assert!(
+                !after.policies.iter().any(|id| id == "grants.held"),
+                "{file}"
+            );
         } else {
             assert_eq!(summary(&after), summary(&before), "{file}");
         }

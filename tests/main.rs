@@ -1,5 +1,10 @@
 //! askgate's integration tests: one binary, one module per concern (like ripgrep).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod cli;
 mod corpus;

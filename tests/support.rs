@@ -18,7 +18,8 @@ pub fn load_scenario(path: &Path) -> Scenario {
 }
 
 pub fn baseline_snapshot() -> PolicySnapshot {
-    PolicySnapshot::load(&baseline::schema_source(), &baseline::policy_sources()).expect("baseline loads")
+    PolicySnapshot::load(&baseline::schema_source(), &baseline::policy_sources())
+        .expect("baseline loads")
 }
 
 pub fn snapshot_without(policy_id: &str) -> PolicySnapshot {
@@ -26,17 +27,34 @@ pub fn snapshot_without(policy_id: &str) -> PolicySnapshot {
         .into_iter()
         .map(|source| Source::new(source.name.clone(), remove_policy(&source.text, policy_id)))
         .collect();
-    PolicySnapshot::load(&baseline::schema_source(), &sources).expect("baseline minus one policy loads")
+    PolicySnapshot::load(&baseline::schema_source(), &sources)
+        .expect("baseline minus one policy loads")
 }
 
 /// The text with the policy carrying `@id("<id>")` removed (from its leading annotations to
 /// the `;` that ends it).
 pub fn remove_policy(text: &str, policy_id: &str) -> String {
     let marker = format!("@id(\"{policy_id}\")");
-    let Some(start) = text.find(&marker) else { return text.to_string() };
-    let end = text[start..].find("};").map(|offset| start + offset + 2).or_else(|| {
-        // A policy with no condition ends at its scope's `);`.
-        text[start..].find(");").map(|offset| start + offset + 2)
+    let Some(start) = text.find(&marker) else {
+        return text.to_string();
+    };
+    // A policy ends at `};` (with a condition) or `);` (scope only), whichever comes first.
+    // Search from the effect keyword, past the annotations (whose text may hold either).
+    let body = [
+        text[start..].find("\npermit"),
+        text[start..].find("\nforbid"),
+    ]
+    .into_iter()
+    .flatten()
+    .min();
+    let end = body.and_then(|body| {
+        let from = start + body;
+        let rest = &text[from..];
+        [rest.find("};"), rest.find(");")]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|offset| from + offset + 2)
     });
     match end {
         Some(end) => format!("{}{}", &text[..start], &text[end..]),
@@ -47,5 +65,8 @@ pub fn remove_policy(text: &str, policy_id: &str) -> String {
 /// A stable snapshot name from a corpus path: `design__001-foo`.
 pub fn snapshot_name(path: &Path) -> String {
     let relative = path.strip_prefix(CORPUS).unwrap_or(path);
-    relative.with_extension("").to_string_lossy().replace(['/', '\\'], "__")
+    relative
+        .with_extension("")
+        .to_string_lossy()
+        .replace(['/', '\\'], "__")
 }

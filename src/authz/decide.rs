@@ -80,14 +80,27 @@ impl<'a> Run<'a> {
             Question::Approved,
         )?;
         if !approved.is_clean_allow() {
+            // The ask rules and what stopped the approval both determine this deny.
+            let determining: BTreeSet<PolicyId> = approved
+                .forbids
+                .union(&unapproved.forbids)
+                .cloned()
+                .collect();
             if !approved.errors.is_empty() {
-                return Ok(self.deny_for_errors(&approved.forbids, &approved_context));
+                return Ok(self.deny_for_errors(&determining, &approved_context));
             }
-            return Ok(self.hard_deny(&approved.forbids, &approved_context));
+            return Ok(self.denied_despite_approval(
+                &approved.forbids,
+                &determining,
+                &approved_context,
+            ));
         }
         // The ask rules and the permits that hold once approved both determine an ask.
-        let determining: BTreeSet<PolicyId> =
-            unapproved.forbids.union(&approved.permits).cloned().collect();
+        let determining: BTreeSet<PolicyId> = unapproved
+            .forbids
+            .union(&approved.permits)
+            .cloned()
+            .collect();
         Ok(self.ask_decision(facts, &kinds, &determining, &context))
     }
 
@@ -204,6 +217,27 @@ impl<'a> Run<'a> {
         decision
     }
 
+    /// An ask that no approval could lift here (e.g. dontAsk, no prompt): the stopping rules
+    /// lead the reason, and the ask rules that raised the question follow.
+    fn denied_despite_approval(
+        &mut self,
+        stopping: &BTreeSet<PolicyId>,
+        determining: &BTreeSet<PolicyId>,
+        context: &CallContext,
+    ) -> Decision {
+        let mut decision = self.finish(Outcome::Deny, determining, context, None);
+        let asked: BTreeSet<PolicyId> = determining.difference(stopping).cloned().collect();
+        decision.reason = match (
+            reasons(self.snapshot, stopping, context),
+            reasons(self.snapshot, &asked, context),
+        ) {
+            (stop, _) if stop.is_empty() => "no policy permits this call once approved".to_string(),
+            (stop, ask) if ask.is_empty() => stop,
+            (stop, ask) => format!("{stop} (the call needed approval: {ask})"),
+        };
+        decision
+    }
+
     fn deny_for_errors(&mut self, forbids: &BTreeSet<PolicyId>, context: &CallContext) -> Decision {
         let mut decision = self.finish(Outcome::Deny, forbids, context, None);
         decision.reason = format!(
@@ -235,7 +269,9 @@ impl<'a> Run<'a> {
             policies: policy_ids(self.snapshot, policies),
             approval,
             errors: std::mem::take(&mut self.errors),
-            target_policies: std::mem::take(&mut self.target_policies).into_iter().collect(),
+            target_policies: std::mem::take(&mut self.target_policies)
+                .into_iter()
+                .collect(),
             blocked_targets: std::mem::take(&mut self.blocked),
             snapshot: self.snapshot.hash().to_string(),
             requests: std::mem::take(&mut self.requests),
@@ -250,7 +286,9 @@ impl<'a> Run<'a> {
             policies: Vec::new(),
             approval: None,
             errors: std::mem::take(&mut self.errors),
-            target_policies: std::mem::take(&mut self.target_policies).into_iter().collect(),
+            target_policies: std::mem::take(&mut self.target_policies)
+                .into_iter()
+                .collect(),
             blocked_targets: std::mem::take(&mut self.blocked),
             snapshot: self.snapshot.hash().to_string(),
             requests: std::mem::take(&mut self.requests),

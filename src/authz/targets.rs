@@ -60,7 +60,9 @@ fn classify_one(
         .and_then(|cedar| evaluate(snapshot, call.principal, call.action, call.resource, cedar));
     let (blocking, errors) = match answer {
         Ok(answer) if answer.is_clean_allow() => {
-            result.policies.extend(policy_ids(snapshot, &answer.permits));
+            result
+                .policies
+                .extend(policy_ids(snapshot, &answer.permits));
             (None, Vec::new())
         }
         Ok(answer) => (Some(answer.forbids), answer.errors),
