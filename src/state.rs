@@ -32,7 +32,20 @@ pub struct DesignState {
     pub grants: GrantStore,
 }
 
+/// Borrowed access to the three stores a decision reads, wherever they live (the service
+/// keeps consent and grants per account and plans per session).
+#[derive(Debug, Clone, Copy)]
+pub struct DesignStores<'a> {
+    pub consent: &'a ConsentCache,
+    pub plans: &'a PlanStore,
+    pub grants: &'a GrantStore,
+}
+
 impl DesignState {
+    pub fn stores(&self) -> DesignStores<'_> {
+        DesignStores { consent: &self.consent, plans: &self.plans, grants: &self.grants }
+    }
+
     /// `update_sharing`, `add_member` or `update_member_role` succeeded on `project_id` (§3 `xBt`,
     /// §5.6): its plans are cleared, its verified grant dropped, and it is flagged for recard.
     /// `remove_member` is not such an event (see [`MEMBERSHIP_OR_SHARING_OPERATIONS`]); callers

@@ -17,7 +17,7 @@ use crate::paths::{
     enumerate_targets, fits_batch_display, normalize, target_facts, Enumeration, TargetFacts,
     TargetSet, MAX_TARGETS,
 };
-use crate::state::{ConsentState, DesignState};
+use crate::state::{ConsentState, DesignStores};
 
 pub const WORKSPACE: &str = "claude.ai/design";
 
@@ -25,7 +25,7 @@ pub fn gather(
     call: &DesignCall,
     session: &Session,
     environment: &Environment,
-    state: &DesignState,
+    state: DesignStores<'_>,
     observed: &DesignObservations,
     now: OffsetDateTime,
 ) -> CallFacts {
@@ -160,7 +160,7 @@ fn targets(call: &DesignCall) -> (TargetsContext, Vec<TargetFacts>) {
     }
 }
 
-fn plan(call: &DesignCall, state: &DesignState) -> PlanContext {
+fn plan(call: &DesignCall, state: DesignStores<'_>) -> PlanContext {
     let found = call.plan_token().and_then(|token| state.plans.get(token));
     match found {
         Some(plan) => PlanContext {
@@ -180,7 +180,7 @@ fn plan(call: &DesignCall, state: &DesignState) -> PlanContext {
     }
 }
 
-fn grant(project_id: &str, state: &DesignState, observed: &DesignObservations) -> GrantContext {
+fn grant(project_id: &str, state: DesignStores<'_>, observed: &DesignObservations) -> GrantContext {
     GrantContext {
         verified: !project_id.is_empty() && state.grants.is_verified(project_id),
         server: observed.server_grants.status(project_id).to_string(),

@@ -64,7 +64,7 @@ pub fn gather(scenario: &Scenario) -> Result<Result<CallFacts, CallError>, Scena
                 &call,
                 &scenario.session,
                 &scenario.environment,
-                &state,
+                state.stores(),
                 &observed,
                 now,
             )))
