@@ -34,7 +34,7 @@ pub struct CallFacts {
     /// The request context with no approvals; target verdict before target policies.
     pub context: CallContext,
     /// The Design target paths in argument order (empty when not enumerable or over 256).
-    pub targets: Vec<TargetFacts>,
+    pub targets: std::sync::Arc<Vec<TargetFacts>>,
     /// The project's sanitized, server-verified identity, when it could be built.
     pub identity: Option<ProjectIdentity>,
     pub summary: CallSummary,

@@ -43,7 +43,11 @@ pub struct DesignStores<'a> {
 
 impl DesignState {
     pub fn stores(&self) -> DesignStores<'_> {
-        DesignStores { consent: &self.consent, plans: &self.plans, grants: &self.grants }
+        DesignStores {
+            consent: &self.consent,
+            plans: &self.plans,
+            grants: &self.grants,
+        }
     }
 
     /// `update_sharing`, `add_member` or `update_member_role` succeeded on `project_id` (§3 `xBt`,

@@ -226,6 +226,19 @@ impl CallContext {
 }
 
 impl TargetContext {
+    /// The context of one target of a call.
+    pub fn of(target: &crate::paths::TargetFacts, project_id: &str, operation: &str) -> Self {
+        Self {
+            path: target.normalized.clone(),
+            lowercase: target.lowercase.clone(),
+            segments: target.folded_segments.iter().cloned().collect(),
+            rejected_character: target.rejected_character.is_some(),
+            normalizes: target.normalizes,
+            project_id: project_id.to_string(),
+            operation: operation.to_string(),
+        }
+    }
+
     pub(crate) fn to_cedar_context(&self) -> Result<Context, EvaluationError> {
         let pairs = vec![
             ("path".to_string(), self.path.to_cedar()?),

@@ -5,6 +5,7 @@
 //! denies and is reported; a set with no applicable permit denies.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use cedar_policy::{EntityUid, PolicyId};
 
@@ -52,6 +53,7 @@ impl<'a> Run<'a> {
         let resource = facts.resource.uid()?;
         let mut context = facts.context.clone();
         self.classify_targets(facts, &principal, &resource, &mut context)?;
+        let context = Arc::new(context);
 
         let unapproved = self.ask(
             &principal,
@@ -70,8 +72,9 @@ impl<'a> Run<'a> {
         let Some(kinds) = asked else {
             return Ok(self.hard_deny(&unapproved.forbids, &context));
         };
-        let mut approved_context = context.clone();
+        let mut approved_context = CallContext::clone(&context);
         approved_context.approvals = kinds.iter().map(|kind| kind.as_str().to_string()).collect();
+        let approved_context = Arc::new(approved_context);
         let approved = self.ask(
             &principal,
             &action,
@@ -148,7 +151,7 @@ impl<'a> Run<'a> {
         principal: &EntityUid,
         action: &EntityUid,
         resource: &EntityUid,
-        context: &CallContext,
+        context: &Arc<CallContext>,
         question: Question,
     ) -> Result<Answer, EvaluationError> {
         let cedar = context.to_cedar_context(&context.approvals)?;
@@ -156,10 +159,11 @@ impl<'a> Run<'a> {
         self.errors.extend(answer.errors.iter().cloned());
         self.requests.push(EvaluatedRequest {
             question,
-            principal: principal.to_string(),
-            action: action.to_string(),
-            resource: resource.to_string(),
-            context: RequestContext::Call(Box::new(context.clone())),
+            principal: principal.to_string().into(),
+            action: action.to_string().into(),
+            resource: resource.to_string().into(),
+            context: RequestContext::Call(Arc::clone(context)),
+            memoized: false,
         });
         Ok(answer)
     }

@@ -4,7 +4,10 @@
 use serde::Serialize;
 
 use super::card::Approval;
+use std::sync::Arc;
+
 use super::context::{CallContext, TargetContext};
+use crate::paths::TargetFacts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -40,18 +43,45 @@ pub enum Question {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum RequestContext {
-    Call(Box<CallContext>),
-    Target(TargetContext),
+    Call(Arc<CallContext>),
+    /// A target's context, rendered from the call's target facts when serialized (cheap to
+    /// keep for hundreds of targets).
+    Target(TargetRequest),
+}
+
+/// One target of a call: its context is `TargetContext::of(targets[index], ...)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetRequest {
+    pub targets: Arc<Vec<TargetFacts>>,
+    pub index: usize,
+    pub project_id: Arc<str>,
+    pub operation: Arc<str>,
+}
+
+impl TargetRequest {
+    pub fn context(&self) -> Option<TargetContext> {
+        let target = self.targets.get(self.index)?;
+        Some(TargetContext::of(target, &self.project_id, &self.operation))
+    }
+}
+
+impl Serialize for TargetRequest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.context().serialize(serializer)
+    }
 }
 
 /// One Cedar request exactly as evaluated. Entities: only the schema's action entities.
+/// Target requests answered from the snapshot's memo are marked `memoized`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EvaluatedRequest {
     pub question: Question,
-    pub principal: String,
-    pub action: String,
-    pub resource: String,
+    pub principal: Arc<str>,
+    pub action: Arc<str>,
+    pub resource: Arc<str>,
     pub context: RequestContext,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub memoized: bool,
 }
 
 /// A target path that a target policy blocked.

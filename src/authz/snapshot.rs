@@ -4,10 +4,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::str::FromStr;
+use std::sync::Arc;
+
+use dashmap::DashMap;
 
 use cedar_policy::{Effect, Entities, PolicyId, PolicySet, Schema, ValidationMode, Validator};
 use sha2::{Digest, Sha256};
 
+use super::evaluate::Answer;
 use super::index::PolicyIndex;
 use super::problem::{line_of_offset, LoadError, LoadProblem};
 use crate::authz::ApprovalKind;
@@ -49,7 +53,13 @@ pub struct PolicySnapshot {
     index: PolicyIndex,
     action_entities: Entities,
     hash: String,
+    /// Per-target answers: a pure function of this (immutable) snapshot and the target
+    /// request, so they are remembered for the snapshot's life, up to a bound.
+    target_memo: DashMap<String, Arc<Answer>>,
 }
+
+/// How many target answers a snapshot remembers before it starts over.
+const TARGET_MEMO_LIMIT: usize = 65_536;
 
 impl PolicySnapshot {
     /// Parses, renames (ids from `@id`), checks annotations and validates `sources` against
@@ -78,6 +88,7 @@ impl PolicySnapshot {
             meta,
             index,
             action_entities,
+            target_memo: DashMap::new(),
         })
     }
 
@@ -106,6 +117,24 @@ impl PolicySnapshot {
 
     pub fn len(&self) -> usize {
         self.meta.len()
+    }
+
+    pub(crate) fn remembered_target(&self, key: &str) -> Option<Arc<Answer>> {
+        self.target_memo
+            .get(key)
+            .map(|answer| Arc::clone(answer.value()))
+    }
+
+    pub(crate) fn remember_target(&self, key: String, answer: Arc<Answer>) {
+        if self.target_memo.len() >= TARGET_MEMO_LIMIT {
+            self.target_memo.clear();
+        }
+        self.target_memo.insert(key, answer);
+    }
+
+    /// Forgets every remembered target answer (benchmarks measure the cold path with it).
+    pub fn clear_target_memo(&self) {
+        self.target_memo.clear();
     }
 
     pub fn is_empty(&self) -> bool {

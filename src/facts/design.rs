@@ -67,7 +67,7 @@ pub fn gather(
             environment: environment.to_context(),
             surface: SurfaceContext::Design(Box::new(design)),
         },
-        targets,
+        targets: std::sync::Arc::new(targets),
         identity,
         summary,
     }

@@ -57,7 +57,7 @@ pub fn gather(
             environment: environment.to_context(),
             surface: SurfaceContext::Projects(Box::new(projects)),
         },
-        targets: Vec::new(),
+        targets: std::sync::Arc::default(),
         identity: None,
         summary: CallSummary {
             tool: "Projects".to_string(),
