@@ -1,7 +1,10 @@
 //! cli: the `askgate` command line. One file per subcommand; each is a thin adapter that reads
 //! files, calls the library and prints. Exit codes are documented in the README.
 
+pub mod approvals;
 pub mod check;
+pub mod sandbox;
+pub mod serve;
 pub mod sources;
 pub mod test;
 pub mod validate;
@@ -38,6 +41,12 @@ pub enum Command {
     Validate(sources::PolicyArgs),
     /// Run scenario files that carry an `expect` block; prints `N passed, N failed`.
     Test(test::TestArgs),
+    /// Run the HTTP service (on embedded defaults: shipped policies, in-process sandbox).
+    Serve(serve::ServeArgs),
+    /// The approver's command line against a running service.
+    Approvals(approvals::ApprovalsArgs),
+    /// Run the upstream sandbox (a fake claude.ai for Design and Projects) on loopback.
+    Sandbox(sandbox::SandboxArgs),
 }
 
 pub fn run(cli: Cli) -> u8 {
@@ -45,5 +54,8 @@ pub fn run(cli: Cli) -> u8 {
         Command::Check(args) => check::run(&args),
         Command::Validate(args) => validate::run(&args),
         Command::Test(args) => test::run(&args),
+        Command::Serve(args) => serve::run(&args),
+        Command::Approvals(args) => approvals::run(&args),
+        Command::Sandbox(args) => sandbox::run(&args),
     }
 }

@@ -8,14 +8,20 @@
 //! - [`state`]: the session stores (consent, plans, grants) with one method per event.
 //! - [`facts`]: everything known about one call, gathered into a Cedar request context.
 //! - [`authz`]: policy snapshots and the pure, synchronous allow / ask / deny decision.
+//! - [`executor`]: the thin upstream client (Design MCP, Projects routes) run after a decision.
+//! - [`server`]: `askgate serve`, the HTTP service (decide → execute / hold / refuse).
+//! - [`sandbox`]: a real HTTP fake of claude.ai for tests, demos and the default `serve`.
 //! - [`scenario`]: the JSON scenario format of `check`, `test` and the corpus.
 //! - [`cli`]: the `askgate` subcommands (adapters over the layers above).
 
 pub mod authz;
 pub mod call;
 pub mod cli;
+pub mod executor;
 pub mod facts;
 pub mod identity;
 pub mod paths;
+pub mod sandbox;
 pub mod scenario;
+pub mod server;
 pub mod state;

@@ -104,7 +104,7 @@ impl<'a> Run<'a> {
             .union(&approved.permits)
             .cloned()
             .collect();
-        Ok(self.ask_decision(facts, &kinds, &determining, &context))
+        Ok(self.ask_decision(facts, &kinds, &determining, &unapproved.forbids, &context))
     }
 
     /// Classifies target paths when the call's limits pass; a blocked target makes the
@@ -184,6 +184,7 @@ impl<'a> Run<'a> {
         facts: &CallFacts,
         kinds: &BTreeSet<ApprovalKind>,
         forbids: &BTreeSet<PolicyId>,
+        asking: &BTreeSet<PolicyId>,
         context: &CallContext,
     ) -> Decision {
         let mut ordered = kinds.iter().copied();
@@ -191,7 +192,14 @@ impl<'a> Run<'a> {
             return self.hard_deny(forbids, context);
         };
         match card(primary, ordered.collect(), facts) {
-            Some(approval) => self.finish(Outcome::Ask, forbids, context, Some(approval)),
+            Some(approval) => {
+                // Both the ask rules and the permits that hold once approved determine an
+                // ask; the reason is the ask rules'.
+                let mut decision = self.finish(Outcome::Ask, forbids, context, Some(approval));
+                decision.reason = reasons(self.snapshot, asking, context)
+                    + &blocked_detail(&decision.blocked_targets);
+                decision
+            }
             None => {
                 self.errors.push(format!(
                     "the {} approval card cannot be built from the facts given",
@@ -259,13 +267,8 @@ impl<'a> Run<'a> {
         approval: Option<super::card::Approval>,
     ) -> Decision {
         let mut reason = reasons(self.snapshot, policies, context);
-        if outcome != Outcome::Allow && !self.blocked.is_empty() {
-            let detail: Vec<String> = self
-                .blocked
-                .iter()
-                .flat_map(|target| target.reasons.iter().cloned())
-                .collect();
-            reason.push_str(&format!(" ({})", detail.join("; ")));
+        if outcome != Outcome::Allow {
+            reason.push_str(&blocked_detail(&self.blocked));
         }
         Decision {
             decision: outcome,
@@ -302,4 +305,16 @@ impl<'a> Run<'a> {
 
 fn action_uid(id: &str) -> Result<EntityUid, EvaluationError> {
     EntityRef::action(id).uid()
+}
+
+/// ` (reserved path: CLAUDE.md; ...)` for blocked targets, or nothing.
+fn blocked_detail(blocked: &[super::decision::BlockedTarget]) -> String {
+    if blocked.is_empty() {
+        return String::new();
+    }
+    let detail: Vec<&str> = blocked
+        .iter()
+        .flat_map(|target| target.reasons.iter().map(String::as_str))
+        .collect();
+    format!(" ({})", detail.join("; "))
 }

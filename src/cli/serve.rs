@@ -1,0 +1,118 @@
+//! cli::serve: `askgate serve` — validates the configuration (file < env < flags), boots the
+//! service and serves until Ctrl-C / SIGTERM, then shuts down gracefully.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, EXIT_POLICIES};
+use crate::server::boot::{boot, system_clock, BootError};
+use crate::server::config::{Config, RawConfig, DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN};
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// A JSON configuration file (overridden by ASKGATE_* variables, then by flags).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on (default 127.0.0.1:8080).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// The claude.ai upstream; without it an in-process sandbox runs on a loopback port.
+    #[arg(long, value_name = "URL")]
+    pub upstream: Option<String>,
+    /// A managed policy directory added to the baseline (repeatable).
+    #[arg(long = "policies", value_name = "DIR")]
+    pub policies: Vec<PathBuf>,
+}
+
+pub fn run(args: &ServeArgs) -> u8 {
+    let config = match configuration(args) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("askgate: {message}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("askgate: cannot start the runtime: {error}");
+            return EXIT_FAILED;
+        }
+    };
+    runtime.block_on(serve(config))
+}
+
+fn configuration(args: &ServeArgs) -> Result<Config, String> {
+    let file = match &args.config {
+        Some(path) => RawConfig::from_file(path).map_err(|error| error.to_string())?,
+        None => RawConfig::default(),
+    };
+    let env = RawConfig::from_env(|name| std::env::var(name).ok());
+    let flags = RawConfig {
+        listen: args.listen.clone(),
+        upstream: args.upstream.clone(),
+        policies: (!args.policies.is_empty()).then(|| args.policies.clone()),
+        ..RawConfig::default()
+    };
+    Config::validate(file.overridden_by(env).overridden_by(flags))
+        .map_err(|error| error.to_string())
+}
+
+async fn serve(config: Config) -> u8 {
+    let booted = match boot(&config, system_clock()).await {
+        Ok(booted) => booted,
+        Err(BootError::Policies(error)) => {
+            for problem in &error.problems {
+                eprintln!("{problem}");
+            }
+            return EXIT_POLICIES;
+        }
+        Err(error) => {
+            eprintln!("askgate: {error}");
+            return EXIT_FAILED;
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(config.listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("askgate: cannot listen on {}: {error}", config.listen);
+            return EXIT_FAILED;
+        }
+    };
+    announce(&config, &booted);
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("askgate: shutting down");
+    };
+    match crate::server::run(listener, booted.state, shutdown).await {
+        Ok(()) => EXIT_OK,
+        Err(error) => {
+            eprintln!("askgate: server error: {error}");
+            EXIT_FAILED
+        }
+    }
+}
+
+fn announce(config: &Config, booted: &crate::server::boot::Booted) {
+    let snapshot = booted.state.inner().snapshot.load();
+    println!("askgate listening on http://{}", config.listen);
+    println!(
+        "policies: {} ({} policies)",
+        snapshot.hash(),
+        snapshot.len()
+    );
+    match &booted.sandbox {
+        Some(_) => println!(
+            "upstream: in-process sandbox at {} (embedded default: no --upstream given)",
+            booted.upstream_url
+        ),
+        None => println!("upstream: {}", booted.upstream_url),
+    }
+    if config.demo_callers {
+        println!("callers: demo tokens (loopback only) — agent `{DEMO_AGENT_TOKEN}`, approver `{DEMO_APPROVER_TOKEN}`");
+    }
+}

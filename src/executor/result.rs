@@ -1,0 +1,341 @@
+//! Mapping a Design MCP `tools/call` result into the content handed back to the agent, with the
+//! per-image and aggregate caps of client-facts §7 (`yoS`, `boS`). Pure: it must not do I/O.
+
+use crate::paths::js_length;
+use serde_json::{json, Value};
+
+/// Largest base64 image, and largest aggregate of all blocks, in characters (JavaScript length).
+pub const CONTENT_CAP: usize = 130_000;
+/// Image media types kept as image blocks.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// A mapped result: `content` is exactly what the agent sees (notices included as text blocks
+/// where the reference puts them); `notices` repeats those notice texts for logs and metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MappedResult {
+    pub content: Vec<Value>,
+    pub is_error: bool,
+    pub notices: Vec<String>,
+}
+
+/// Maps a JSON-RPC `result` object (`{content, isError}`); anything else counts as empty.
+pub fn map_result(result: &Value) -> MappedResult {
+    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+    let blocks = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if blocks.is_empty() {
+        let text = if is_error {
+            "(error with no message)"
+        } else {
+            "(empty result)"
+        };
+        return MappedResult {
+            content: vec![text_block(text)],
+            is_error,
+            notices: Vec::new(),
+        };
+    }
+    let mut notices = Vec::new();
+    let mapped: Vec<Value> = blocks
+        .iter()
+        .map(|block| map_block(block, &mut notices))
+        .collect();
+    let mut content = apply_aggregate_cap(mapped, &mut notices);
+    if is_error {
+        content = vec![text_block(&join_error_text(&content))];
+    }
+    MappedResult {
+        content,
+        is_error,
+        notices,
+    }
+}
+
+/// A JSON-RPC `error` object as an error result: `message`, plus " — <data JSON>" when there is data.
+pub fn map_rpc_error(error: &Value) -> MappedResult {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .filter(|message| !message.is_empty())
+        .unwrap_or("(error with no message)");
+    let text = match error.get("data") {
+        Some(data) if !data.is_null() => format!("{message} — {data}"),
+        _ => message.to_owned(),
+    };
+    MappedResult {
+        content: vec![text_block(&text)],
+        is_error: true,
+        notices: Vec::new(),
+    }
+}
+
+fn text_block(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+/// One block: text stays text, a supported image stays an image unless over the cap, and
+/// anything else becomes its JSON text.
+fn map_block(block: &Value, notices: &mut Vec<String>) -> Value {
+    let kind = block.get("type").and_then(Value::as_str);
+    if kind == Some("text") {
+        if let Some(text) = block.get("text").and_then(Value::as_str) {
+            return text_block(text);
+        }
+    }
+    if kind == Some("image") {
+        let data = block.get("data").and_then(Value::as_str);
+        let mime = block.get("mimeType").and_then(Value::as_str);
+        if let (Some(data), Some(mime)) = (data, mime) {
+            if IMAGE_TYPES.contains(&mime) {
+                return map_image(data, mime, notices);
+            }
+        }
+    }
+    text_block(&block.to_string())
+}
+
+fn map_image(data: &str, mime: &str, notices: &mut Vec<String>) -> Value {
+    let length = js_length(data);
+    if length <= CONTENT_CAP {
+        return json!({"type": "image", "data": data, "mimeType": mime});
+    }
+    let notice = format!(
+        "[render_preview image omitted — {}KB exceeds {}KB cap]",
+        kibibytes(length),
+        kibibytes(CONTENT_CAP)
+    );
+    notices.push(notice.clone());
+    text_block(&notice)
+}
+
+/// Greedy in order: a block that does not fit is dropped, a later smaller one may still fit.
+fn apply_aggregate_cap(blocks: Vec<Value>, notices: &mut Vec<String>) -> Vec<Value> {
+    let mut used = 0usize;
+    let mut omitted_blocks = 0usize;
+    let mut omitted_chars = 0usize;
+    let mut kept = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let size = block_size(&block);
+        if used.saturating_add(size) <= CONTENT_CAP {
+            used = used.saturating_add(size);
+            kept.push(block);
+        } else {
+            omitted_blocks += 1;
+            omitted_chars = omitted_chars.saturating_add(size);
+        }
+    }
+    if omitted_blocks > 0 {
+        let notice = format!(
+            "[ClaudeDesign result truncated — {omitted_blocks} block(s) ({}k chars) omitted; aggregate over {}k-char cap]",
+            kibibytes(omitted_chars),
+            kibibytes(CONTENT_CAP)
+        );
+        notices.push(notice.clone());
+        kept.push(text_block(&notice));
+    }
+    kept
+}
+
+/// An image counts as its base64 length, text as its length.
+fn block_size(block: &Value) -> usize {
+    let field = if block.get("type").and_then(Value::as_str) == Some("image") {
+        "data"
+    } else {
+        "text"
+    };
+    block
+        .get(field)
+        .and_then(Value::as_str)
+        .map(js_length)
+        .unwrap_or_default()
+}
+
+fn join_error_text(blocks: &[Value]) -> String {
+    let texts: Vec<&str> = blocks
+        .iter()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect();
+    let joined = texts.join("\n");
+    if joined.is_empty() {
+        "(error with no message)".to_owned()
+    } else {
+        joined
+    }
+}
+
+/// Rounded kibibytes, as the reference prints its caps (130,000 characters → "127").
+fn kibibytes(length: usize) -> usize {
+    length.saturating_add(512) / 1024
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )]
+    use super::*;
+
+    fn image(length: usize) -> Value {
+        json!({"type": "image", "data": "A".repeat(length), "mimeType": "image/png"})
+    }
+
+    fn text(length: usize) -> Value {
+        json!({"type": "text", "text": "t".repeat(length)})
+    }
+
+    fn map(blocks: Vec<Value>) -> MappedResult {
+        map_result(&json!({"content": blocks, "isError": false}))
+    }
+
+    #[test]
+    fn text_and_image_blocks_pass_through() {
+        let mapped = map(vec![json!({"type": "text", "text": "hi"}), image(10)]);
+        assert_eq!(
+            mapped.content,
+            vec![json!({"type": "text", "text": "hi"}), image(10)]
+        );
+        assert!(!mapped.is_error);
+        assert!(mapped.notices.is_empty());
+    }
+
+    #[test]
+    fn an_image_at_the_cap_is_kept() {
+        let mapped = map(vec![image(130_000)]);
+        assert_eq!(mapped.content, vec![image(130_000)]);
+        assert!(mapped.notices.is_empty());
+    }
+
+    #[test]
+    fn an_image_just_over_the_cap_is_replaced_by_its_notice() {
+        let mapped = map(vec![image(130_001)]);
+        let notice = "[render_preview image omitted — 127KB exceeds 127KB cap]";
+        assert_eq!(
+            mapped.content,
+            vec![json!({"type": "text", "text": notice})]
+        );
+        assert_eq!(mapped.notices, vec![notice.to_owned()]);
+    }
+
+    #[test]
+    fn a_large_preview_names_its_rounded_size() {
+        let mapped = map(vec![image(200_000), text(5)]);
+        assert_eq!(
+            mapped.content[0]["text"],
+            "[render_preview image omitted — 195KB exceeds 127KB cap]"
+        );
+        assert_eq!(mapped.content[1], text(5));
+    }
+
+    #[test]
+    fn unsupported_images_and_other_blocks_become_json_text() {
+        let svg = json!({"type": "image", "data": "PHN2Zz4=", "mimeType": "image/svg+xml"});
+        let resource = json!({"type": "resource", "uri": "x"});
+        let numeric = json!({"type": "image", "data": 5, "mimeType": "image/png"});
+        let mapped = map(vec![svg.clone(), resource.clone(), numeric.clone()]);
+        let texts: Vec<String> = mapped
+            .content
+            .iter()
+            .map(|b| b["text"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            texts,
+            vec![svg.to_string(), resource.to_string(), numeric.to_string()]
+        );
+    }
+
+    #[test]
+    fn blocks_exactly_filling_the_aggregate_are_all_kept() {
+        let mapped = map(vec![image(100_000), text(30_000)]);
+        assert_eq!(mapped.content.len(), 2);
+        assert!(mapped.notices.is_empty());
+    }
+
+    #[test]
+    fn one_character_over_the_aggregate_drops_the_block_with_a_notice() {
+        let mapped = map(vec![image(100_000), text(30_001)]);
+        let notice = "[ClaudeDesign result truncated — 1 block(s) (29k chars) omitted; aggregate over 127k-char cap]";
+        assert_eq!(
+            mapped.content,
+            vec![image(100_000), json!({"type": "text", "text": notice})]
+        );
+        assert_eq!(mapped.notices, vec![notice.to_owned()]);
+    }
+
+    #[test]
+    fn a_later_smaller_block_still_fits_after_a_dropped_one() {
+        let mapped = map(vec![image(120_000), image(20_000), text(9_999), text(1)]);
+        assert_eq!(mapped.content[0], image(120_000));
+        assert_eq!(mapped.content[1], text(9_999));
+        assert_eq!(mapped.content[2], text(1));
+        assert_eq!(
+            mapped.content[3]["text"],
+            "[ClaudeDesign result truncated — 1 block(s) (20k chars) omitted; aggregate over 127k-char cap]"
+        );
+    }
+
+    #[test]
+    fn text_counts_in_javascript_length() {
+        // 65,000 astral characters are 130,000 UTF-16 units: exactly at the cap with nothing else.
+        let astral = "😀".repeat(65_000);
+        let mapped = map(vec![json!({"type": "text", "text": astral}), text(1)]);
+        assert_eq!(mapped.content.len(), 2);
+        assert_eq!(mapped.notices.len(), 1);
+    }
+
+    #[test]
+    fn an_error_joins_its_text_blocks_with_newlines() {
+        let result = json!({"isError": true, "content": [
+            {"type": "text", "text": "first"}, {"type": "text", "text": "second"}]});
+        let mapped = map_result(&result);
+        assert!(mapped.is_error);
+        assert_eq!(
+            mapped.content,
+            vec![json!({"type": "text", "text": "first\nsecond"})]
+        );
+    }
+
+    #[test]
+    fn an_error_without_text_says_so() {
+        let mapped = map_result(&json!({"isError": true, "content": []}));
+        assert_eq!(mapped.content[0]["text"], "(error with no message)");
+        let mapped = map_result(&json!({"isError": true, "content": [image(4)]}));
+        assert_eq!(mapped.content[0]["text"], "(error with no message)");
+    }
+
+    #[test]
+    fn an_empty_or_malformed_result_is_empty() {
+        for result in [
+            json!({"content": []}),
+            json!({}),
+            json!(null),
+            json!({"content": "x"}),
+        ] {
+            let mapped = map_result(&result);
+            assert!(!mapped.is_error);
+            assert_eq!(
+                mapped.content,
+                vec![json!({"type": "text", "text": "(empty result)"})]
+            );
+        }
+    }
+
+    #[test]
+    fn a_json_rpc_error_carries_its_data() {
+        let mapped = map_rpc_error(
+            &json!({"code": -32601, "message": "no such method", "data": {"m": "x"}}),
+        );
+        assert!(mapped.is_error);
+        assert_eq!(mapped.content[0]["text"], "no such method — {\"m\":\"x\"}");
+        let mapped = map_rpc_error(&json!({"code": -32601, "message": "plain"}));
+        assert_eq!(mapped.content[0]["text"], "plain");
+        let mapped = map_rpc_error(&json!({"code": 1}));
+        assert_eq!(mapped.content[0]["text"], "(error with no message)");
+    }
+}

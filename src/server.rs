@@ -1,0 +1,59 @@
+//! server: `askgate serve` — the HTTP JSON service. An adapter over the decision core and the
+//! executor: `router(state)` is testable in process; `run(listener, state, shutdown)` takes a
+//! bound listener so tests bind port 0.
+//!
+//! Map: `config` (file < env < flags, validated), `caller` (bearer tokens and roles), `wire`
+//! (bodies), `gateway` (decide → execute / hold / refuse), `observe` (upstream facts before a
+//! decision), `execute` (follow-ups and state events after), `account` (per-account and
+//! per-session stores), `approvals`, `metrics`, `clock`, `error`, `routes`.
+
+pub mod account;
+pub mod approvals;
+pub mod boot;
+pub mod caller;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod execute;
+pub mod gateway;
+pub mod metrics;
+pub mod observe;
+pub mod reload;
+pub mod routes;
+pub mod wire;
+
+use std::future::Future;
+
+use axum::routing::{get, post};
+use axum::Router;
+
+pub use gateway::AppState;
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/authorize", post(routes::authorize))
+        .route("/v1/design/call", post(routes::design_call))
+        .route("/v1/projects/call", post(routes::projects_call))
+        .route("/v1/approvals", get(routes::list_approvals))
+        .route("/v1/approvals/{id}", get(routes::get_approval))
+        .route("/v1/approvals/{id}/approve", post(routes::approve))
+        .route("/v1/approvals/{id}/refuse", post(routes::refuse))
+        .route("/v1/design/consent", post(routes::consent))
+        .route("/v1/design/revoke", post(routes::revoke))
+        .route("/v1/admin/reload", post(routes::reload))
+        .route("/healthz", get(routes::healthz))
+        .route("/metrics", get(routes::metrics))
+        .route("/_bench/floor", post(routes::floor))
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves, then drains in-flight requests.
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}

@@ -1,0 +1,203 @@
+//! server::boot: builds a running service from a validated `Config` — the policy snapshot,
+//! the upstream (a real URL, or an in-process sandbox on a loopback port), the clients and
+//! the shared state. Says what it did, so a person starting it knows where calls go.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use futures_util::future::BoxFuture;
+
+use super::account::Account;
+use super::approvals::ApprovalStore;
+use super::clock::{Clock, SystemClock};
+use super::config::{Config, Upstream};
+use super::gateway::{AppState, Inner};
+use super::metrics::Metrics;
+use crate::authz::{LoadError, PolicySnapshot};
+use crate::cli::sources::{self, PolicyArgs};
+use crate::executor::credentials::Credentials;
+use crate::executor::design::{DesignClient, DesignConfig};
+use crate::executor::projects::{ProjectsConfig, ProjectsExecutor, ProjectsRoute, TokenSource};
+use crate::sandbox::{Sandbox, SandboxConfig};
+
+/// The attached Project of the sandbox's seed state.
+pub const SANDBOX_PROJECT: &str = "11111111-1111-4111-8111-111111111111";
+
+#[derive(Debug, thiserror::Error)]
+pub enum BootError {
+    #[error("policies failed to load: {0}")]
+    Policies(#[from] LoadError),
+    #[error("could not start the sandbox upstream: {0}")]
+    Sandbox(String),
+    #[error("could not build the HTTP client: {0}")]
+    Client(String),
+}
+
+/// A service ready to serve, with the sandbox it started (if any).
+pub struct Booted {
+    pub state: AppState,
+    pub upstream_url: String,
+    pub sandbox: Option<Sandbox>,
+}
+
+pub fn policy_args(config: &Config) -> PolicyArgs {
+    PolicyArgs {
+        policies: config.policies.clone(),
+        baseline: config.baseline.clone(),
+        schema: None,
+    }
+}
+
+/// The shadow set: the live baseline plus the shadow directories.
+pub fn shadow_args(config: &Config) -> Option<PolicyArgs> {
+    (!config.shadow_policies.is_empty()).then(|| PolicyArgs {
+        policies: config.shadow_policies.clone(),
+        baseline: config.baseline.clone(),
+        schema: None,
+    })
+}
+
+pub fn load_policies(config: &Config) -> Result<PolicySnapshot, LoadError> {
+    sources::load(&policy_args(config))
+}
+
+/// Builds the state; starts an in-process sandbox on 127.0.0.1:0 when no upstream is given.
+pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, BootError> {
+    let snapshot = load_policies(config)?;
+    let shadow = match shadow_args(config) {
+        Some(args) => Some(sources::load(&args)?),
+        None => None,
+    };
+    let reloader =
+        super::reload::Reloader::new(policy_args(config), shadow_args(config), &snapshot);
+    let (upstream_url, sandbox, credentials) = match &config.upstream {
+        Upstream::Url(url) => (url.clone(), None, config.credentials.clone()),
+        Upstream::Sandbox => {
+            let sandbox_config = SandboxConfig::default();
+            let sandbox = Sandbox::new(sandbox_config.clone())
+                .map_err(|error| BootError::Sandbox(error.to_string()))?;
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .map_err(|error| BootError::Sandbox(error.to_string()))?;
+            let address = listener
+                .local_addr()
+                .map_err(|error| BootError::Sandbox(error.to_string()))?;
+            let serving = sandbox.clone();
+            tokio::spawn(async move { serving.serve(listener, std::future::pending()).await });
+            let credentials = super::config::RawUpstreamCredentials {
+                access_token: sandbox_config.access_token.clone(),
+                refresh_token: Some(sandbox_config.refresh_token.clone()),
+                session_token: None,
+                scopes: sandbox_config.scopes.clone(),
+            };
+            (
+                format!("http://{address}"),
+                Some(sandbox),
+                Some(credentials),
+            )
+        }
+    };
+    let credentials = credentials.unwrap_or(super::config::RawUpstreamCredentials {
+        access_token: String::new(),
+        refresh_token: None,
+        session_token: None,
+        scopes: Vec::new(),
+    });
+    let client = reqwest::Client::builder()
+        .build()
+        .map_err(|error| BootError::Client(error.to_string()))?;
+    let shared = Arc::new(Credentials::new(
+        client.clone(),
+        format!("{upstream_url}/v1/oauth/token"),
+        credentials.access_token.clone(),
+        credentials.refresh_token.clone(),
+    ));
+    let design = DesignClient::new(
+        client.clone(),
+        DesignConfig {
+            base_url: upstream_url.clone(),
+            timeout: Duration::from_secs(60),
+            max_response_bytes: 2_080_000,
+            client_platform: "askgate".to_string(),
+        },
+        Arc::clone(&shared),
+    );
+    let mut environment = config.environment.clone();
+    if sandbox.is_some() && environment.attached_project.is_none() {
+        environment.attached_project = Some(SANDBOX_PROJECT.to_string());
+    }
+    let projects = environment.attached_project().map(|project| {
+        let route = if credentials.session_token.is_some() {
+            ProjectsRoute::Session
+        } else {
+            ProjectsRoute::Org
+        };
+        let tokens: Arc<dyn TokenSource> = Arc::new(SharedTokens {
+            credentials: Arc::clone(&shared),
+            session_token: credentials.session_token.clone(),
+        });
+        ProjectsExecutor::new(
+            client.clone(),
+            ProjectsConfig {
+                base_url: upstream_url.clone(),
+                org_uuid: config.org_uuid.clone(),
+                project_uuid: project.to_string(),
+                route,
+                spill_dir: config.spill_dir.clone(),
+                working_dir: config.working_dir.clone(),
+                timeout: Duration::from_secs(30),
+            },
+            tokens,
+        )
+    });
+    environment.session_token = environment.session_token || credentials.session_token.is_some();
+    let inner = Inner {
+        snapshot: ArcSwap::from_pointee(snapshot),
+        callers: config.callers.clone(),
+        environment,
+        scopes: credentials.scopes.clone(),
+        clock,
+        account: Account::new(design, projects),
+        approvals: ApprovalStore::default(),
+        metrics: Metrics::default(),
+        approval_ttl: config.approval_ttl,
+        shadow: arc_swap::ArcSwapOption::from(shadow.map(Arc::new)),
+        reloader: Some(Arc::new(reloader)),
+    };
+    Ok(Booted {
+        state: AppState(Arc::new(inner)),
+        upstream_url,
+        sandbox,
+    })
+}
+
+pub fn system_clock() -> Arc<dyn Clock> {
+    Arc::new(SystemClock)
+}
+
+/// The Projects executor's view of the shared Design credential.
+struct SharedTokens {
+    credentials: Arc<Credentials>,
+    session_token: Option<String>,
+}
+
+impl TokenSource for SharedTokens {
+    fn access_token(&self) -> String {
+        self.credentials.access_token()
+    }
+
+    fn refresh(&self, stale: &str) -> BoxFuture<'_, Result<String, String>> {
+        let stale = stale.to_string();
+        Box::pin(async move {
+            self.credentials
+                .refresh(&stale)
+                .await
+                .map_err(|error| error.to_string())
+        })
+    }
+
+    fn session_token(&self) -> Option<String> {
+        self.session_token.clone()
+    }
+}

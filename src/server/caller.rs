@@ -1,0 +1,63 @@
+//! server::caller: who is calling — a bearer token from the configuration, mapped to a role
+//! and a principal. An agent token can never approve, consent or revoke.
+
+use std::collections::HashMap;
+
+use axum::http::HeaderMap;
+use serde::{Deserialize, Serialize};
+
+use super::error::ApiError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Agent,
+    Approver,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub role: Role,
+    pub principal: String,
+}
+
+/// The configured bearer tokens. Tokens are compared whole and never logged.
+#[derive(Debug, Clone, Default)]
+pub struct Callers {
+    by_token: HashMap<String, Caller>,
+}
+
+impl Callers {
+    pub fn new(entries: impl IntoIterator<Item = (String, Caller)>) -> Self {
+        Self {
+            by_token: entries.into_iter().collect(),
+        }
+    }
+
+    /// The caller behind the request's `Authorization: Bearer` header.
+    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
+        let header = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .ok_or(ApiError::Unauthenticated("missing bearer token"))?;
+        let token = header
+            .strip_prefix("Bearer ")
+            .ok_or(ApiError::Unauthenticated(
+                "the authorization header is not a bearer token",
+            ))?;
+        self.by_token
+            .get(token.trim())
+            .cloned()
+            .ok_or(ApiError::Unauthenticated("unknown bearer token"))
+    }
+
+    pub fn require(&self, headers: &HeaderMap, role: Role) -> Result<Caller, ApiError> {
+        let caller = self.authenticate(headers)?;
+        match (role, caller.role) {
+            (Role::Agent, _) | (Role::Approver, Role::Approver) => Ok(caller),
+            (Role::Approver, Role::Agent) => {
+                Err(ApiError::Forbidden("only an approver can do this"))
+            }
+        }
+    }
+}

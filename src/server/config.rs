@@ -1,0 +1,303 @@
+//! server::config: the service configuration. Raw values come from a JSON file, then the
+//! environment (`ASKGATE_*`), then flags — later wins — and are validated into a `Config`
+//! before anything starts. Tokens are never printed.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::caller::{Caller, Callers, Role};
+use crate::facts::Environment;
+
+/// Demo caller tokens used only when none are configured and the service listens on loopback.
+pub const DEMO_AGENT_TOKEN: &str = "askgate-demo-agent-token";
+pub const DEMO_APPROVER_TOKEN: &str = "askgate-demo-approver-token";
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RawCaller {
+    pub token: String,
+    pub role: Role,
+    pub principal: String,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RawUpstreamCredentials {
+    pub access_token: String,
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+    #[serde(default)]
+    pub session_token: Option<String>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub listen: Option<String>,
+    pub upstream: Option<String>,
+    pub policies: Option<Vec<PathBuf>>,
+    pub baseline: Option<PathBuf>,
+    pub callers: Option<Vec<RawCaller>>,
+    pub environment: Option<Environment>,
+    pub approval_ttl_seconds: Option<u64>,
+    pub upstream_credentials: Option<RawUpstreamCredentials>,
+    pub org_uuid: Option<String>,
+    pub spill_dir: Option<PathBuf>,
+    pub working_dir: Option<PathBuf>,
+    /// Shadow policy directories: evaluated beside the live set, logged, never enforced.
+    pub shadow_policies: Option<Vec<PathBuf>>,
+    /// Decision log directory; `None` disables the log.
+    pub log_dir: Option<PathBuf>,
+    /// `refuse` (default): calls are refused when the log cannot be written; `allow`.
+    pub log_failure: Option<String>,
+    /// `fsync` (default) or `none`.
+    pub log_durability: Option<String>,
+}
+
+impl RawConfig {
+    pub fn from_file(path: &std::path::Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            ConfigError::new(
+                "config",
+                format!("cannot read `{}`: {error}", path.display()),
+            )
+        })?;
+        serde_json::from_str(&text)
+            .map_err(|error| ConfigError::new("config", format!("`{}`: {error}", path.display())))
+    }
+
+    /// `ASKGATE_LISTEN`, `ASKGATE_UPSTREAM`, `ASKGATE_POLICIES` (colon-separated directories).
+    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Self {
+        Self {
+            listen: get("ASKGATE_LISTEN"),
+            upstream: get("ASKGATE_UPSTREAM"),
+            policies: get("ASKGATE_POLICIES").map(|dirs| {
+                dirs.split(':')
+                    .filter(|d| !d.is_empty())
+                    .map(PathBuf::from)
+                    .collect()
+            }),
+            log_dir: get("ASKGATE_LOG_DIR").map(PathBuf::from),
+            ..Self::default()
+        }
+    }
+
+    /// Fields set in `higher` replace these.
+    pub fn overridden_by(self, higher: Self) -> Self {
+        Self {
+            listen: higher.listen.or(self.listen),
+            upstream: higher.upstream.or(self.upstream),
+            policies: higher.policies.or(self.policies),
+            baseline: higher.baseline.or(self.baseline),
+            callers: higher.callers.or(self.callers),
+            environment: higher.environment.or(self.environment),
+            approval_ttl_seconds: higher.approval_ttl_seconds.or(self.approval_ttl_seconds),
+            upstream_credentials: higher.upstream_credentials.or(self.upstream_credentials),
+            org_uuid: higher.org_uuid.or(self.org_uuid),
+            spill_dir: higher.spill_dir.or(self.spill_dir),
+            working_dir: higher.working_dir.or(self.working_dir),
+            shadow_policies: higher.shadow_policies.or(self.shadow_policies),
+            log_dir: higher.log_dir.or(self.log_dir),
+            log_failure: higher.log_failure.or(self.log_failure),
+            log_durability: higher.log_durability.or(self.log_durability),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid configuration `{field}`: {message}")]
+pub struct ConfigError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    fn new(field: &str, message: String) -> Self {
+        Self {
+            field: field.to_string(),
+            message,
+        }
+    }
+}
+
+/// Where calls go upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Upstream {
+    /// An in-process sandbox on a loopback port (the embedded default).
+    Sandbox,
+    Url(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub upstream: Upstream,
+    pub policies: Vec<PathBuf>,
+    pub baseline: Option<PathBuf>,
+    pub callers: Callers,
+    pub demo_callers: bool,
+    pub environment: Environment,
+    pub approval_ttl: time::Duration,
+    pub credentials: Option<RawUpstreamCredentials>,
+    pub org_uuid: String,
+    pub spill_dir: PathBuf,
+    pub working_dir: PathBuf,
+    pub shadow_policies: Vec<PathBuf>,
+    pub log_dir: Option<PathBuf>,
+    pub refuse_without_log: bool,
+    pub log_fsync: bool,
+}
+
+impl Config {
+    pub fn validate(raw: RawConfig) -> Result<Self, ConfigError> {
+        let listen: SocketAddr = raw
+            .listen
+            .as_deref()
+            .unwrap_or("127.0.0.1:8080")
+            .parse()
+            .map_err(|_| {
+                ConfigError::new(
+                    "listen",
+                    format!(
+                        "`{}` is not an address like 127.0.0.1:8080",
+                        raw.listen.clone().unwrap_or_default()
+                    ),
+                )
+            })?;
+        let upstream = match raw.upstream {
+            None => Upstream::Sandbox,
+            Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+                Upstream::Url(url.trim_end_matches('/').to_string())
+            }
+            Some(url) => {
+                return Err(ConfigError::new(
+                    "upstream",
+                    format!("`{url}` is not an http(s) URL"),
+                ))
+            }
+        };
+        if upstream != Upstream::Sandbox && raw.upstream_credentials.is_none() {
+            return Err(ConfigError::new(
+                "upstream_credentials",
+                "a real upstream needs `upstream_credentials.access_token`".to_string(),
+            ));
+        }
+        let (callers, demo_callers) = callers(raw.callers, listen)?;
+        let ttl = raw.approval_ttl_seconds.unwrap_or(300);
+        if ttl == 0 || ttl > 86_400 {
+            return Err(ConfigError::new(
+                "approval_ttl_seconds",
+                format!("{ttl} is outside 1..=86400"),
+            ));
+        }
+        let spill_dir = raw
+            .spill_dir
+            .unwrap_or_else(|| std::env::temp_dir().join("askgate-spill"));
+        let working_dir = raw.working_dir.unwrap_or_else(|| PathBuf::from("."));
+        let refuse_without_log = match raw.log_failure.as_deref() {
+            None | Some("refuse") => true,
+            Some("allow") => false,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "log_failure",
+                    format!("`{other}` is not `refuse` or `allow`"),
+                ))
+            }
+        };
+        let log_fsync = match raw.log_durability.as_deref() {
+            None | Some("fsync") => true,
+            Some("none") => false,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "log_durability",
+                    format!("`{other}` is not `fsync` or `none`"),
+                ))
+            }
+        };
+        Ok(Self {
+            shadow_policies: raw.shadow_policies.unwrap_or_default(),
+            log_dir: raw.log_dir,
+            refuse_without_log,
+            log_fsync,
+            listen,
+            upstream,
+            policies: raw.policies.unwrap_or_default(),
+            baseline: raw.baseline,
+            callers,
+            demo_callers,
+            environment: raw.environment.unwrap_or_default(),
+            approval_ttl: time::Duration::seconds(i64::try_from(ttl).unwrap_or(300)),
+            credentials: raw.upstream_credentials,
+            org_uuid: raw.org_uuid.unwrap_or_else(|| "org-0000".to_string()),
+            spill_dir,
+            working_dir,
+        })
+    }
+}
+
+fn callers(
+    raw: Option<Vec<RawCaller>>,
+    listen: SocketAddr,
+) -> Result<(Callers, bool), ConfigError> {
+    let Some(raw) = raw else {
+        if !listen.ip().is_loopback() {
+            return Err(ConfigError::new(
+                "callers",
+                "no callers configured: the demo tokens are only allowed on a loopback address"
+                    .to_string(),
+            ));
+        }
+        let demo = [
+            (
+                DEMO_AGENT_TOKEN.to_string(),
+                Caller {
+                    role: Role::Agent,
+                    principal: "demo-agent".to_string(),
+                },
+            ),
+            (
+                DEMO_APPROVER_TOKEN.to_string(),
+                Caller {
+                    role: Role::Approver,
+                    principal: "demo-approver".to_string(),
+                },
+            ),
+        ];
+        return Ok((Callers::new(demo), true));
+    };
+    let mut seen = std::collections::HashSet::new();
+    for (index, caller) in raw.iter().enumerate() {
+        if caller.token.len() < 16 {
+            return Err(ConfigError::new(
+                &format!("callers[{index}].token"),
+                "must be at least 16 characters".to_string(),
+            ));
+        }
+        if caller.principal.trim().is_empty() {
+            return Err(ConfigError::new(
+                &format!("callers[{index}].principal"),
+                "must not be empty".to_string(),
+            ));
+        }
+        if !seen.insert(caller.token.clone()) {
+            return Err(ConfigError::new(
+                &format!("callers[{index}].token"),
+                "is used twice".to_string(),
+            ));
+        }
+    }
+    let entries = raw.into_iter().map(|caller| {
+        (
+            caller.token,
+            Caller {
+                role: caller.role,
+                principal: caller.principal,
+            },
+        )
+    });
+    Ok((Callers::new(entries), false))
+}

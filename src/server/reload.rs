@@ -1,0 +1,191 @@
+//! server::reload: hot reload of the policy snapshot. A new snapshot is built and strictly
+//! validated off to the side, then swapped in atomically; a request loads the snapshot once,
+//! so no decision ever sees a half-loaded set. An invalid change keeps the running set and is
+//! reported in `/healthz`. Triggers: a change in the policy directories (polled), SIGHUP, and
+//! `POST /v1/admin/reload`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+
+use crate::authz::{LoadProblem, PolicySnapshot};
+use crate::cli::sources::{self, PolicyArgs};
+
+/// What the last reload attempt did.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ReloadStatus {
+    pub snapshot: String,
+    pub policies: usize,
+    pub reloads: u64,
+    pub last_error: Option<Vec<String>>,
+}
+
+/// Rebuilds the live (and shadow) snapshots from their directories.
+#[derive(Debug)]
+pub struct Reloader {
+    live: PolicyArgs,
+    shadow: Option<PolicyArgs>,
+    status: Mutex<ReloadStatus>,
+    /// Serializes reloads so two triggers never race to swap.
+    running: tokio::sync::Mutex<()>,
+}
+
+/// The outcome of one reload.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ReloadReport {
+    pub reloaded: bool,
+    pub snapshot: String,
+    pub problems: Vec<String>,
+}
+
+impl Reloader {
+    pub fn new(live: PolicyArgs, shadow: Option<PolicyArgs>, current: &PolicySnapshot) -> Self {
+        let status = ReloadStatus {
+            snapshot: current.hash().to_string(),
+            policies: current.len(),
+            reloads: 0,
+            last_error: None,
+        };
+        Self {
+            live,
+            shadow,
+            status: Mutex::new(status),
+            running: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub fn status(&self) -> ReloadStatus {
+        self.status
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub fn shadow_args(&self) -> Option<&PolicyArgs> {
+        self.shadow.as_ref()
+    }
+
+    /// Builds the new live snapshot off the request path; swaps only when it is valid.
+    pub async fn reload(
+        &self,
+        swap: impl FnOnce(PolicySnapshot),
+        swap_shadow: impl FnOnce(PolicySnapshot),
+    ) -> ReloadReport {
+        let _running = self.running.lock().await;
+        let live = self.live.clone();
+        let built = tokio::task::spawn_blocking(move || sources::load(&live)).await;
+        let loaded = match built {
+            Ok(loaded) => loaded,
+            Err(join) => Err(crate::authz::LoadError::single(LoadProblem::in_file(
+                "<reload>",
+                None,
+                join.to_string(),
+            ))),
+        };
+        let mut status = self.status();
+        let report = match loaded {
+            Ok(snapshot) => {
+                let hash = snapshot.hash().to_string();
+                let changed = hash != status.snapshot;
+                status.snapshot = hash.clone();
+                status.policies = snapshot.len();
+                status.reloads += u64::from(changed);
+                status.last_error = None;
+                swap(snapshot);
+                ReloadReport {
+                    reloaded: changed,
+                    snapshot: hash,
+                    problems: Vec::new(),
+                }
+            }
+            Err(error) => {
+                let problems: Vec<String> =
+                    error.problems.iter().map(ToString::to_string).collect();
+                tracing::warn!(
+                    problems = problems.len(),
+                    "policy reload refused; keeping the running set"
+                );
+                status.last_error = Some(problems.clone());
+                ReloadReport {
+                    reloaded: false,
+                    snapshot: status.snapshot.clone(),
+                    problems,
+                }
+            }
+        };
+        if let Some(shadow) = self.shadow.clone() {
+            if let Ok(Ok(snapshot)) =
+                tokio::task::spawn_blocking(move || sources::load(&shadow)).await
+            {
+                swap_shadow(snapshot);
+            }
+        }
+        *self.status.lock().unwrap_or_else(PoisonError::into_inner) = status;
+        report
+    }
+
+    /// A fingerprint of the watched directories (names, sizes, modification times).
+    pub fn fingerprint(&self) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
+        let mut dirs: Vec<PathBuf> = self.live.policies.clone();
+        dirs.extend(self.live.baseline.clone());
+        if let Some(shadow) = &self.shadow {
+            dirs.extend(shadow.policies.clone());
+            dirs.extend(shadow.baseline.clone());
+        }
+        let mut entries = Vec::new();
+        for dir in dirs {
+            let Ok(read) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in read.filter_map(Result::ok) {
+                let path = entry.path();
+                if path.extension().is_some_and(|ext| ext == "cedar") {
+                    let metadata = entry.metadata().ok();
+                    entries.push((
+                        path,
+                        metadata.as_ref().map_or(0, |m| m.len()),
+                        metadata.and_then(|m| m.modified().ok()),
+                    ));
+                }
+            }
+        }
+        entries.sort();
+        entries
+    }
+}
+
+/// Polls the directories every `every` and reloads when their fingerprint changes.
+pub fn spawn_watcher(state: super::AppState, every: Duration) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let Some(reloader) = state.inner().reloader.clone() else {
+            return;
+        };
+        let mut seen = reloader.fingerprint();
+        loop {
+            tokio::time::sleep(every).await;
+            let now = reloader.fingerprint();
+            if now != seen {
+                seen = now;
+                state.reload().await;
+            }
+        }
+    })
+}
+
+/// Reloads on SIGHUP (Unix).
+pub fn spawn_sighup(state: super::AppState) {
+    tokio::spawn(async move {
+        let Ok(mut hangups) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        else {
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            state.reload().await;
+        }
+    });
+}
+
+pub type SharedReloader = Arc<Reloader>;

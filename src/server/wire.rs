@@ -1,0 +1,90 @@
+//! server::wire: the HTTP JSON bodies of the gateway (wire types, not domain types), converted
+//! at the boundary.
+
+use serde::{Deserialize, Serialize};
+
+use crate::authz::Decision;
+use crate::facts::{AgentKind, Mode, Session};
+
+/// The session facts that come with every call.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionBody {
+    /// Plans and per-session bookkeeping are keyed by this id.
+    pub id: String,
+    pub agent: AgentKind,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    pub mode: Mode,
+    pub interactive: bool,
+    #[serde(default)]
+    pub permission_hook: bool,
+    #[serde(default)]
+    pub bypass_available: bool,
+}
+
+impl SessionBody {
+    pub fn facts(&self) -> Session {
+        Session {
+            agent: self.agent,
+            agent_id: self.agent_id.clone(),
+            mode: self.mode,
+            interactive: self.interactive,
+            permission_hook: self.permission_hook,
+            bypass_available: self.bypass_available,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallBody {
+    pub session: SessionBody,
+    /// The raw tool input: `{operation, arguments}` for Design, `{method, ...}` for Projects.
+    pub input: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthorizeBody {
+    pub session: SessionBody,
+    /// `ClaudeDesign` or `Projects`.
+    pub tool: String,
+    pub input: serde_json::Value,
+    /// Include the exact Cedar requests evaluated.
+    #[serde(default)]
+    pub explain: bool,
+}
+
+/// A decision as the gateway returns it.
+#[derive(Debug, Clone, Serialize)]
+pub struct DecisionBody<'a> {
+    pub decision_id: &'a str,
+    pub decision: &'a str,
+    pub reason: &'a str,
+    pub policies: &'a [String],
+    pub errors: &'a [String],
+    pub snapshot: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<&'a [crate::authz::EvaluatedRequest]>,
+}
+
+impl<'a> DecisionBody<'a> {
+    pub fn new(decision_id: &'a str, decision: &'a Decision) -> Self {
+        Self {
+            decision_id,
+            decision: decision.decision.as_str(),
+            reason: &decision.reason,
+            policies: &decision.policies,
+            errors: &decision.errors,
+            snapshot: &decision.snapshot,
+            approval: None,
+            result: None,
+            requests: None,
+        }
+    }
+}
