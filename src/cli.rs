@@ -3,6 +3,8 @@
 
 pub mod approvals;
 pub mod check;
+pub mod log;
+pub mod replay;
 pub mod sandbox;
 pub mod serve;
 pub mod sources;
@@ -21,6 +23,8 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 pub const EXIT_POLICIES: u8 = 3;
 /// A file could not be read.
 pub const EXIT_IO: u8 = 4;
+/// `replay`: at least one decision changed.
+pub const EXIT_CHANGED: u8 = 5;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -45,6 +49,10 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// The approver's command line against a running service.
     Approvals(approvals::ApprovalsArgs),
+    /// Re-decide logged decisions against a policy set and report what changes.
+    Replay(replay::ReplayArgs),
+    /// Read decision logs: `tail`, `show`, `stats`.
+    Log(log::LogArgs),
     /// Run the upstream sandbox (a fake claude.ai for Design and Projects) on loopback.
     Sandbox(sandbox::SandboxArgs),
 }
@@ -57,5 +65,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Serve(args) => serve::run(&args),
         Command::Approvals(args) => approvals::run(&args),
         Command::Sandbox(args) => sandbox::run(&args),
+        Command::Replay(args) => replay::run(&args),
+        Command::Log(args) => log::run(&args),
     }
 }

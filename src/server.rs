@@ -16,6 +16,7 @@ pub mod config;
 pub mod error;
 pub mod execute;
 pub mod gateway;
+pub mod journal;
 pub mod metrics;
 pub mod observe;
 pub mod reload;

@@ -6,6 +6,7 @@
     clippy::panic
 )]
 
+mod audit;
 mod cli;
 mod corpus;
 mod hostile;

@@ -23,6 +23,18 @@ pub struct ServeArgs {
     /// A managed policy directory added to the baseline (repeatable).
     #[arg(long = "policies", value_name = "DIR")]
     pub policies: Vec<PathBuf>,
+    /// A shadow policy directory: evaluated and logged beside the live set, never enforced.
+    #[arg(long = "shadow-policies", value_name = "DIR")]
+    pub shadow_policies: Vec<PathBuf>,
+    /// Write every decision, approval and outcome to this directory (JSON lines).
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+    /// `fsync` (default) or `none` (for measuring the cost of durability).
+    #[arg(long, value_name = "MODE")]
+    pub log_durability: Option<String>,
+    /// Seconds between checks of the policy directories for changes (0 disables watching).
+    #[arg(long, default_value_t = 2)]
+    pub watch_seconds: u64,
 }
 
 pub fn run(args: &ServeArgs) -> u8 {
@@ -43,7 +55,7 @@ pub fn run(args: &ServeArgs) -> u8 {
             return EXIT_FAILED;
         }
     };
-    runtime.block_on(serve(config))
+    runtime.block_on(serve(config, args.watch_seconds))
 }
 
 fn configuration(args: &ServeArgs) -> Result<Config, String> {
@@ -56,13 +68,16 @@ fn configuration(args: &ServeArgs) -> Result<Config, String> {
         listen: args.listen.clone(),
         upstream: args.upstream.clone(),
         policies: (!args.policies.is_empty()).then(|| args.policies.clone()),
+        shadow_policies: (!args.shadow_policies.is_empty()).then(|| args.shadow_policies.clone()),
+        log_dir: args.log_dir.clone(),
+        log_durability: args.log_durability.clone(),
         ..RawConfig::default()
     };
     Config::validate(file.overridden_by(env).overridden_by(flags))
         .map_err(|error| error.to_string())
 }
 
-async fn serve(config: Config) -> u8 {
+async fn serve(config: Config, watch_seconds: u64) -> u8 {
     let booted = match boot(&config, system_clock()).await {
         Ok(booted) => booted,
         Err(BootError::Policies(error)) => {
@@ -84,6 +99,13 @@ async fn serve(config: Config) -> u8 {
         }
     };
     announce(&config, &booted);
+    crate::server::reload::spawn_sighup(booted.state.clone());
+    if watch_seconds > 0 {
+        crate::server::reload::spawn_watcher(
+            booted.state.clone(),
+            std::time::Duration::from_secs(watch_seconds),
+        );
+    }
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
         eprintln!("askgate: shutting down");
@@ -111,6 +133,18 @@ fn announce(config: &Config, booted: &crate::server::boot::Booted) {
             booted.upstream_url
         ),
         None => println!("upstream: {}", booted.upstream_url),
+    }
+    match &config.log_dir {
+        Some(dir) => println!(
+            "decision log: {} ({})",
+            dir.display(),
+            if config.log_fsync {
+                "fsync"
+            } else {
+                "no fsync"
+            }
+        ),
+        None => println!("decision log: off (--log-dir DIR to keep one)"),
     }
     if config.demo_callers {
         println!("callers: demo tokens (loopback only) — agent `{DEMO_AGENT_TOKEN}`, approver `{DEMO_APPROVER_TOKEN}`");

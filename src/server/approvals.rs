@@ -191,6 +191,13 @@ impl ApprovalStore {
         }
     }
 
+    /// The decision an approval belongs to.
+    pub fn decision_id(&self, id: &str) -> Option<String> {
+        self.entries
+            .get(id)
+            .map(|entry| entry.call.decision_id.clone())
+    }
+
     fn entry(&self, id: &str) -> Result<Arc<Entry>, ApiError> {
         self.entries
             .get(id)

@@ -32,6 +32,29 @@ pub enum BootError {
     Sandbox(String),
     #[error("could not build the HTTP client: {0}")]
     Client(String),
+    #[error("could not open the decision log: {0}")]
+    Log(String),
+}
+
+fn journal(config: &Config) -> Result<super::journal::Journal, BootError> {
+    let Some(dir) = &config.log_dir else {
+        return Ok(super::journal::Journal::disabled());
+    };
+    let durability = if config.log_fsync {
+        crate::audit::writer::Durability::Fsync
+    } else {
+        crate::audit::writer::Durability::None
+    };
+    let options = crate::audit::writer::LogOptions {
+        durability,
+        ..crate::audit::writer::LogOptions::default()
+    };
+    let log = crate::audit::writer::DecisionLog::open(dir, options)
+        .map_err(|error| BootError::Log(error.to_string()))?;
+    Ok(super::journal::Journal::new(
+        Some(log),
+        config.refuse_without_log,
+    ))
 }
 
 /// A service ready to serve, with the sandbox it started (if any).
@@ -164,6 +187,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         approval_ttl: config.approval_ttl,
         shadow: arc_swap::ArcSwapOption::from(shadow.map(Arc::new)),
         reloader: Some(Arc::new(reloader)),
+        journal: journal(config)?,
     };
     Ok(Booted {
         state: AppState(Arc::new(inner)),

@@ -34,6 +34,7 @@ pub struct Inner {
     /// Evaluated beside the live set on every call; never changes an outcome.
     pub shadow: arc_swap::ArcSwapOption<PolicySnapshot>,
     pub reloader: Option<Arc<super::reload::Reloader>>,
+    pub journal: super::journal::Journal,
 }
 
 /// The service's shared state; cheap to clone.
@@ -172,12 +173,28 @@ impl AppState {
             .await
     }
 
+    /// Decides and logs (durably, before anything goes upstream); also the shadow decision.
+    pub async fn decide_and_record(&self, prepared: &Prepared) -> Result<Decision, ApiError> {
+        let decision = self.decide(prepared);
+        let shadow = self.shadow_decide(prepared, &decision);
+        let now = self.inner().clock.now();
+        self.inner()
+            .journal
+            .decided(prepared, &decision, shadow.as_ref(), now)
+            .await?;
+        Ok(decision)
+    }
+
     /// Decide, then execute, hold or refuse.
-    pub async fn handle(&self, caller: &Caller, prepared: Prepared) -> Handled {
-        let decision = self.decide(&prepared);
-        match decision.decision {
+    pub async fn handle(&self, caller: &Caller, prepared: Prepared) -> Result<Handled, ApiError> {
+        let decision = self.decide_and_record(&prepared).await?;
+        Ok(match decision.decision {
             Outcome::Allow => {
                 let result = self.execute(&prepared, &[]).await;
+                self.inner()
+                    .journal
+                    .outcome(&prepared.decision_id, &result, self.inner().clock.now())
+                    .await;
                 Handled::Allowed { decision, result }
             }
             Outcome::Ask => {
@@ -188,7 +205,7 @@ impl AppState {
                 }
             }
             Outcome::Deny => Handled::Denied { decision },
-        }
+        })
     }
 
     fn hold(&self, caller: &Caller, prepared: &Prepared, decision: &Decision) -> ApprovalView {
@@ -300,10 +317,28 @@ impl AppState {
 
     /// An approver approves: the follow-up and the call run exactly once.
     pub async fn approve(&self, caller: &Caller, id: &str) -> Result<ApprovalView, ApiError> {
+        use crate::audit::record::ApprovalAction;
         let inner = self.inner();
         let pending = inner
             .approvals
             .start(id, &caller.principal, inner.clock.now())?;
+        let logged = inner
+            .journal
+            .approval(
+                &pending.decision_id,
+                id,
+                ApprovalAction::Approved,
+                &caller.principal,
+                inner.clock.now(),
+            )
+            .await;
+        if let Err(error) = logged {
+            inner.approvals.complete(
+                id,
+                super::execute::error_json("decision_log", &error.to_string()),
+            );
+            return Err(error);
+        }
         let result = self
             .run(
                 &pending.session_id,
@@ -312,8 +347,34 @@ impl AppState {
                 &pending.kinds,
             )
             .await;
+        inner
+            .journal
+            .outcome(&pending.decision_id, &result, inner.clock.now())
+            .await;
         inner.approvals.complete(id, result);
         inner.approvals.view(id, inner.clock.now())
+    }
+
+    /// An approver refuses: the call never runs.
+    pub async fn refuse(&self, caller: &Caller, id: &str) -> Result<ApprovalView, ApiError> {
+        use crate::audit::record::ApprovalAction;
+        let inner = self.inner();
+        let view = inner.approvals.refuse(id, inner.clock.now())?;
+        let decision_id = inner.approvals.decision_id(id).unwrap_or_default();
+        let logged = inner
+            .journal
+            .approval(
+                &decision_id,
+                id,
+                ApprovalAction::Refused,
+                &caller.principal,
+                inner.clock.now(),
+            )
+            .await;
+        if let Err(error) = logged {
+            tracing::warn!(%error, "refusal not logged");
+        }
+        Ok(view)
     }
 
     pub fn approval_json(view: &ApprovalView) -> Value {

@@ -28,7 +28,7 @@ pub async fn authorize(
     let prepared = state
         .prepare(&body.tool, &body.session, &body.input)
         .await?;
-    let decision = state.decide(&prepared);
+    let decision = state.decide_and_record(&prepared).await?;
     let mut out = DecisionBody::new(&prepared.decision_id, &decision);
     out.approval = decision.approval.as_ref().map(|card| json!(card));
     if body.explain {
@@ -63,7 +63,7 @@ async fn tool_call(
     let body: CallBody = parse(&body)?;
     let prepared = state.prepare(tool, &body.session, &body.input).await?;
     let decision_id = prepared.decision_id.clone();
-    let response = match state.handle(&caller, prepared).await {
+    let response = match state.handle(&caller, prepared).await? {
         Handled::Allowed { decision, result } => {
             let mut out = DecisionBody::new(&decision_id, &decision);
             out.result = Some(result);
@@ -158,11 +158,8 @@ pub async fn refuse(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    state.inner().callers.require(&headers, Role::Approver)?;
-    let view = state
-        .inner()
-        .approvals
-        .refuse(&id, state.inner().clock.now())?;
+    let caller = state.inner().callers.require(&headers, Role::Approver)?;
+    let view = state.refuse(&caller, &id).await?;
     Ok(Json(json!(view)))
 }
 

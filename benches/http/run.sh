@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# HTTP load benchmark for `askgate serve` on loopback (issue 3 targets), using wrk.
+#
+#   bash benches/http/run.sh            # 10 s per case
+#   DURATION=3s bash benches/http/run.sh
+#
+# Starts `askgate serve` (release, embedded defaults: in-process sandbox), records consent,
+# registers a plan through a real finalize_plan approval, then measures with wrk:
+#   floor      POST /_bench/floor       auth + body parse + constant answer (the HTTP floor)
+#   read       POST /v1/authorize       get_project (read-only → allow)
+#   plan-write POST /v1/authorize       write_files covered by the approved plan (allow)
+#   proxied    POST /v1/design/call     get_project, decided then executed upstream
+#   direct     POST <sandbox>/v1/design/mcp  the same tools/call straight to the sandbox
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DURATION=${DURATION:-10s}
+CONNECTIONS=${CONNECTIONS:-16}
+PORT=${PORT:-18181}
+command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)"; exit 1; }
+cargo build --release --quiet
+BIN=target/release/askgate
+WORK=$(mktemp -d)
+LOG_DIR=${LOG_DIR:-}
+EXTRA=()
+if [ -n "$LOG_DIR" ]; then EXTRA+=(--log-dir "$LOG_DIR"); fi
+$BIN serve --listen 127.0.0.1:$PORT "${EXTRA[@]}" > "$WORK/serve.log" 2>&1 &
+SERVE=$!
+trap 'kill $SERVE 2>/dev/null || true; rm -rf "$WORK"' EXIT
+for _ in $(seq 50); do curl -sf localhost:$PORT/healthz >/dev/null && break; sleep 0.2; done
+SANDBOX=$(grep -o 'sandbox at http://[0-9.:]*' "$WORK/serve.log" | sed 's/sandbox at //')
+AGENT=askgate-demo-agent-token
+APPROVER=askgate-demo-approver-token
+SESSION='"session":{"id":"bench","agent":"main","mode":"default","interactive":true}'
+curl -sf -X POST localhost:$PORT/v1/design/consent -H "Authorization: Bearer $APPROVER" >/dev/null
+
+# A plan for 20 paths through a real finalize_plan approval.
+PATHS=$(python3 -c 'import json; print(json.dumps(["site/page-%03d.html" % i for i in range(20)]))')
+ASK=$(curl -s -X POST localhost:$PORT/v1/design/call -H "Authorization: Bearer $AGENT" \
+  -d "{$SESSION,\"input\":{\"operation\":\"finalize_plan\",\"arguments\":{\"project_id\":\"p1\",\"writes\":$PATHS,\"scope\":\"paths\"}}}")
+ID=$(echo "$ASK" | python3 -c 'import json,sys; print(json.load(sys.stdin)["approval"]["id"])')
+DONE=$(curl -s -X POST localhost:$PORT/v1/approvals/$ID/approve -H "Authorization: Bearer $APPROVER")
+TOKEN_PLAN=$(echo "$DONE" | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; print(json.loads(r["content"][0]["text"])["plan_token"])')
+FILES=$(python3 -c 'import json; print(json.dumps([{"path": "site/page-%03d.html" % i, "data": "x"} for i in range(20)]))')
+
+echo "{$SESSION,\"tool\":\"ClaudeDesign\",\"input\":{\"operation\":\"get_project\",\"arguments\":{\"project_id\":\"p1\"}}}" > "$WORK/read.json"
+echo "{$SESSION,\"tool\":\"ClaudeDesign\",\"input\":{\"operation\":\"write_files\",\"arguments\":{\"project_id\":\"p1\",\"plan_token\":\"$TOKEN_PLAN\",\"files\":$FILES}}}" > "$WORK/plan.json"
+echo "{$SESSION,\"input\":{\"operation\":\"get_project\",\"arguments\":{\"project_id\":\"p1\"}}}" > "$WORK/call.json"
+echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_project","arguments":{"project_id":"p1"}}}' > "$WORK/mcp.json"
+
+# Check each body decides as expected before loading it.
+for body in read plan; do
+  curl -s -X POST localhost:$PORT/v1/authorize -H "Authorization: Bearer $AGENT" -d @"$WORK/$body.json" \
+    | python3 -c "import json,sys; d=json.load(sys.stdin); assert d['decision']=='allow', d; print('$body:', d['decision'], d['policies'])"
+done
+MCP_SESSION=$(curl -s -D - -o /dev/null -X POST "$SANDBOX/v1/design/mcp" -H "Authorization: Bearer sandbox-access-token" \
+  -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' \
+  | grep -i '^mcp-session-id' | awk '{print $2}' | tr -d '\r')
+
+run() { # name url body token [header-name header-value]
+  BODY_FILE="$WORK/$3" TOKEN="$4" HEADER_NAME="${5:-}" HEADER_VALUE="${6:-}" \
+    wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s benches/http/post.lua "$2" > "$WORK/$1.out"
+  python3 - "$1" "$WORK/$1.out" <<'PY'
+import re, sys
+name, path = sys.argv[1], sys.argv[2]
+text = open(path).read()
+def ms(v, unit):
+    return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+p = {k: ms(v, u) for k, v, u in re.findall(r"\s+(50|99)%\s+([\d.]+)(us|ms|s)", text)}
+non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+print(f"| {name} | {rps:,.0f} | {p['50']:.3f} | {p['99']:.3f} | {non2xx.group(1) if non2xx else 0} |")
+PY
+}
+echo
+echo "| case | requests/s | p50 ms | p99 ms | non-2xx |"
+echo "|---|---:|---:|---:|---:|"
+run floor "http://127.0.0.1:$PORT/_bench/floor" read.json $AGENT
+run read "http://127.0.0.1:$PORT/v1/authorize" read.json $AGENT
+run plan-write "http://127.0.0.1:$PORT/v1/authorize" plan.json $AGENT
+run proxied "http://127.0.0.1:$PORT/v1/design/call" call.json $AGENT
+run direct "$SANDBOX/v1/design/mcp" mcp.json sandbox-access-token Mcp-Session-Id "$MCP_SESSION"

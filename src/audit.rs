@@ -1,0 +1,19 @@
+//! audit: the decision log — versioned records (`record`), the durable group-commit writer
+//! (`writer`), log file naming (`files`), the reader that reports torn and bad lines
+//! (`reader`), replay against a policy set (`replay`) and person-facing queries (`query`).
+//! It records and re-evaluates decisions; it never makes one (that is `authz`).
+
+pub mod files;
+pub mod query;
+pub mod reader;
+pub mod record;
+pub mod replay;
+pub mod writer;
+
+pub use reader::{log_files, read_log, LogLine, Problem, ProblemKind, ReadError};
+pub use record::{
+    ApprovalAction, ApprovalRecord, DecisionOrigin, DecisionRecord, OutcomeRecord, OutcomeStatus,
+    Record, ShadowRecord, Verdict, FORMAT_VERSION,
+};
+pub use replay::{replay, Change, LogText, ReplayReport};
+pub use writer::{DecisionLog, Durability, LogError, LogOptions};

@@ -1,0 +1,285 @@
+//! audit::replay: re-decides every logged decision's facts against a policy snapshot and
+//! reports totals, problems, the transition matrix and each changed decision. Pure: the caller
+//! reads the files and owns the clock; lines are split across threads for speed.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::reader::{decode, split_lines, LogLine, Problem, ProblemKind, RawLine};
+use super::record::{DecisionRecord, Record, Verdict};
+use crate::authz::{decide, ApprovalKind, PolicySnapshot};
+
+/// The bytes of one log file, as read by the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogText {
+    pub file: String,
+    pub bytes: Vec<u8>,
+}
+
+/// One side of a comparison: what was (or would now be) decided.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Side {
+    pub decision: Verdict,
+    pub approval: Option<ApprovalKind>,
+    pub policies: Vec<String>,
+    pub reason: String,
+}
+
+/// A decision whose outcome, approval kind or determining policies differ on replay.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    pub file: String,
+    pub line_number: usize,
+    pub id: String,
+    pub time: String,
+    pub tool: String,
+    pub operation: String,
+    pub project: Option<String>,
+    pub old: Side,
+    pub new: Side,
+}
+
+/// One cell of the transition matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Transition {
+    pub from: Verdict,
+    pub to: Verdict,
+    pub count: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct ReplayReport {
+    /// Lines that decoded to a record of any kind.
+    pub records: usize,
+    pub decisions: usize,
+    pub changed: usize,
+    pub problems: Vec<Problem>,
+    /// Every old → new pair, changed or not.
+    pub transitions: Vec<Transition>,
+    pub changes: Vec<Change>,
+}
+
+impl ReplayReport {
+    pub fn problem_counts(&self) -> BTreeMap<ProblemKind, usize> {
+        let mut counts = BTreeMap::new();
+        for problem in &self.problems {
+            *counts.entry(problem.kind).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// How many decisions went from `from` to `to`.
+    pub fn transition(&self, from: Verdict, to: Verdict) -> usize {
+        self.transitions
+            .iter()
+            .find(|cell| cell.from == from && cell.to == to)
+            .map_or(0, |cell| cell.count)
+    }
+}
+
+/// What one thread found in its share of the lines, in line order.
+#[derive(Default)]
+struct Partial {
+    records: usize,
+    decisions: usize,
+    problems: Vec<Problem>,
+    matrix: BTreeMap<(Verdict, Verdict), usize>,
+    changes: Vec<Change>,
+}
+
+impl Partial {
+    fn absorb(&mut self, other: Partial) {
+        self.records += other.records;
+        self.decisions += other.decisions;
+        self.problems.extend(other.problems);
+        for (cell, count) in other.matrix {
+            *self.matrix.entry(cell).or_insert(0) += count;
+        }
+        self.changes.extend(other.changes);
+    }
+}
+
+/// Replays `logs` on `snapshot` using up to `jobs` threads (at least one).
+pub fn replay(logs: &[LogText], snapshot: &PolicySnapshot, jobs: usize) -> ReplayReport {
+    let lines: Vec<(&str, RawLine<'_>)> = logs
+        .iter()
+        .flat_map(|log| split_lines(&log.bytes).map(move |line| (log.file.as_str(), line)))
+        .collect();
+    let chunk_size = lines.len().div_ceil(jobs.max(1)).max(1);
+    let mut total = Partial::default();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = lines
+            .chunks(chunk_size)
+            .map(|chunk| scope.spawn(move || replay_lines(chunk, snapshot)))
+            .collect();
+        for worker in workers {
+            match worker.join() {
+                Ok(partial) => total.absorb(partial),
+                Err(_) => total.problems.push(Problem {
+                    file: String::new(),
+                    line_number: 0,
+                    kind: ProblemKind::Malformed,
+                    message: "a replay worker stopped unexpectedly".to_string(),
+                    text_prefix: String::new(),
+                }),
+            }
+        }
+    });
+    finish(total)
+}
+
+fn finish(total: Partial) -> ReplayReport {
+    let transitions = Verdict::ALL
+        .iter()
+        .flat_map(|from| Verdict::ALL.iter().map(move |to| (*from, *to)))
+        .map(|(from, to)| Transition {
+            from,
+            to,
+            count: total.matrix.get(&(from, to)).copied().unwrap_or(0),
+        })
+        .collect();
+    ReplayReport {
+        records: total.records,
+        decisions: total.decisions,
+        changed: total.changes.len(),
+        problems: total.problems,
+        transitions,
+        changes: total.changes,
+    }
+}
+
+fn replay_lines(lines: &[(&str, RawLine<'_>)], snapshot: &PolicySnapshot) -> Partial {
+    let mut partial = Partial::default();
+    for (file, line) in lines {
+        match decode(file, *line) {
+            LogLine::Problem(problem) => partial.problems.push(problem),
+            LogLine::Record(Record::Decision(record)) => {
+                partial.records += 1;
+                partial.decisions += 1;
+                let (old, new) = compare(&record, snapshot);
+                *partial
+                    .matrix
+                    .entry((old.decision, new.decision))
+                    .or_insert(0) += 1;
+                if !same(&old, &new) {
+                    partial
+                        .changes
+                        .push(change(file, line.line_number, *record, old, new));
+                }
+            }
+            LogLine::Record(_) => partial.records += 1,
+        }
+    }
+    partial
+}
+
+/// The logged side and the side the snapshot decides now.
+pub fn compare(record: &DecisionRecord, snapshot: &PolicySnapshot) -> (Side, Side) {
+    let decision = decide(&record.facts, snapshot);
+    let old = Side {
+        decision: record.decision,
+        approval: record.approval,
+        policies: record.policies.clone(),
+        reason: record.reason.clone(),
+    };
+    let new = Side {
+        decision: decision.decision.into(),
+        approval: decision.approval.as_ref().map(|card| card.kind()),
+        policies: decision.policies,
+        reason: decision.reason,
+    };
+    (old, new)
+}
+
+/// Outcome, approval kind and determining policies decide sameness; reason text does not.
+fn same(old: &Side, new: &Side) -> bool {
+    old.decision == new.decision && old.approval == new.approval && old.policies == new.policies
+}
+
+fn change(file: &str, line_number: usize, record: DecisionRecord, old: Side, new: Side) -> Change {
+    Change {
+        file: file.to_string(),
+        line_number,
+        id: record.id,
+        time: record.time,
+        tool: record.tool,
+        operation: record.operation,
+        project: record.project,
+        old,
+        new,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )]
+
+    use super::*;
+    use crate::audit::record::DecisionOrigin;
+    use crate::authz::baseline;
+    use crate::scenario::run::gather;
+    use crate::scenario::Scenario;
+
+    fn snapshot() -> PolicySnapshot {
+        PolicySnapshot::load(&baseline::schema_source(), &baseline::policy_sources()).unwrap()
+    }
+
+    /// A log of `count` project_delete decisions, every third one logged as `deny`.
+    fn log(count: usize, snapshot: &PolicySnapshot) -> LogText {
+        let scenario: Scenario = serde_json::from_value(serde_json::json!({
+            "now": "2026-11-30T10:00:00Z",
+            "environment": {"attached_project": "p1", "session_token": true},
+            "call": {"tool": "Projects", "input": {"method": "project_delete", "path": "a.md"}}
+        }))
+        .unwrap();
+        let facts = gather(&scenario).unwrap().unwrap();
+        let decision = decide(&facts, snapshot);
+        let mut bytes = Vec::new();
+        for index in 0..count {
+            let origin = DecisionOrigin {
+                id: format!("d{index}"),
+                time: time::macros::datetime!(2026-11-30 10:00 UTC),
+                account: "a".to_string(),
+                session: "s".to_string(),
+            };
+            let mut record = DecisionRecord::new(origin, &facts, &decision);
+            if index % 3 == 0 {
+                record.decision = Verdict::Deny;
+            }
+            bytes.extend(Record::Decision(Box::new(record)).to_line().unwrap());
+        }
+        LogText {
+            file: "log".to_string(),
+            bytes,
+        }
+    }
+
+    #[test]
+    fn an_empty_log_has_a_full_zero_matrix() {
+        let report = replay(&[], &snapshot(), 0);
+        assert_eq!((report.records, report.changed), (0, 0));
+        assert_eq!(report.transitions.len(), 9);
+        assert!(report.transitions.iter().all(|cell| cell.count == 0));
+    }
+
+    #[test]
+    fn changes_keep_log_order_whatever_the_job_count() {
+        let snapshot = snapshot();
+        let logs = [log(10, &snapshot)];
+        let one = replay(&logs, &snapshot, 1);
+        assert_eq!(one.transition(Verdict::Deny, Verdict::Allow), 4);
+        assert_eq!(one.transition(Verdict::Allow, Verdict::Allow), 6);
+        assert_eq!(one.changed, 4);
+        let lines: Vec<usize> = one.changes.iter().map(|c| c.line_number).collect();
+        assert_eq!(lines, vec![1, 4, 7, 10]);
+        for jobs in [2, 3, 7, 64] {
+            assert_eq!(replay(&logs, &snapshot, jobs), one, "{jobs} jobs");
+        }
+    }
+}
