@@ -69,3 +69,13 @@ pub fn run(cli: Cli) -> u8 {
         Command::Log(args) => log::run(&args),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -8,11 +8,16 @@ use super::{EXIT_FAILED, EXIT_OK};
 #[derive(Debug, Args)]
 pub struct ApprovalsArgs {
     /// The askgate service.
-    #[arg(long, default_value = "http://127.0.0.1:8080", env = "ASKGATE_SERVER")]
+    #[arg(
+        long,
+        global = true,
+        default_value = "http://127.0.0.1:8080",
+        env = "ASKGATE_SERVER"
+    )]
     pub server: String,
     /// The approver's bearer token.
-    #[arg(long, env = "ASKGATE_TOKEN", hide_env_values = true)]
-    pub token: String,
+    #[arg(long, global = true, env = "ASKGATE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
     #[command(subcommand)]
     pub action: ApprovalAction,
 }
@@ -42,6 +47,10 @@ pub fn run(args: &ApprovalsArgs) -> u8 {
 }
 
 async fn request(args: &ApprovalsArgs) -> u8 {
+    let Some(token) = args.token.as_deref().filter(|token| !token.is_empty()) else {
+        eprintln!("askgate: an approver token is required (--token or ASKGATE_TOKEN)");
+        return super::EXIT_BAD_INPUT;
+    };
     let client = reqwest::Client::new();
     let base = args.server.trim_end_matches('/');
     let builder = match &args.action {
@@ -49,7 +58,7 @@ async fn request(args: &ApprovalsArgs) -> u8 {
         ApprovalAction::Approve { id } => client.post(format!("{base}/v1/approvals/{id}/approve")),
         ApprovalAction::Refuse { id } => client.post(format!("{base}/v1/approvals/{id}/refuse")),
     };
-    let response = match builder.bearer_auth(&args.token).send().await {
+    let response = match builder.bearer_auth(token).send().await {
         Ok(response) => response,
         Err(error) => {
             eprintln!("askgate: cannot reach {base}: {}", error.without_url());
