@@ -9,6 +9,7 @@
 mod audit;
 mod cli;
 mod corpus;
+mod gateway;
 mod hostile;
 mod isolation;
 mod support;

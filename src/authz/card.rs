@@ -112,8 +112,9 @@ fn consent_message(summary: &CallSummary) -> String {
         ));
     }
     if summary.operation == "finalize_plan" {
-        message.push(' ');
-        message.push_str(PLAN_SCOPE_NOTE);
+        // The reference appends the plan note here, but approving consent does not approve
+        // the plan's paths; say what happens instead, so the card's scope is true.
+        message.push_str(" Approving connects Claude Design and runs this finalize_plan; its paths are not pre-approved: call finalize_plan again to approve them for up to 15 minutes.");
     }
     message
 }

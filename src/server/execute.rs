@@ -119,8 +119,14 @@ impl DesignRun<'_> {
             "write_files" | "create_support_js"
         ) && self.call.is_tokenless();
         if tokenless_write && !project_id.is_empty() {
-            // A write that went through tokenless proves the server holds the grant.
-            self.account.grants.server_grant_observed(project_id);
+            if self.approved.contains(&ApprovalKind::Grant) && mints {
+                // The human re-approved the identity card (a recard, the server grant still
+                // held): trust the project again, or every later write would show the card.
+                self.account.grants.grant_recorded(project_id);
+            } else {
+                // A write that went through tokenless proves the server holds the grant.
+                self.account.grants.server_grant_observed(project_id);
+            }
         }
         if self.call.operation == "finalize_plan" && self.approved.contains(&ApprovalKind::Plan) {
             self.register_plan(result, mints);

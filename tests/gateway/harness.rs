@@ -1,0 +1,269 @@
+//! The end-to-end harness: one service plus its sandbox per test, a manual clock, and small
+//! HTTP helpers for the agent, the approver and the sandbox controls. It only talks HTTP.
+
+use std::sync::Arc;
+
+use askgate::sandbox::Sandbox;
+use askgate::server::clock::{Clock, ManualClock};
+use askgate::server::config::{Config, RawConfig, DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN};
+use serde_json::{json, Value};
+
+pub const AGENT: &str = DEMO_AGENT_TOKEN;
+pub const APPROVER: &str = DEMO_APPROVER_TOKEN;
+
+/// A status and a JSON body (`Null` when the body is not JSON).
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Reply {
+    pub fn decision(&self) -> &str {
+        self.body["decision"].as_str().unwrap_or("")
+    }
+
+    pub fn policies(&self) -> Vec<String> {
+        self.body["policies"]
+            .as_array()
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The approval id of a 202 ask.
+    pub fn approval_id(&self) -> String {
+        assert_eq!(self.status, 202, "expected an ask: {}", self.body);
+        self.body["approval"]["id"]
+            .as_str()
+            .expect("approval id")
+            .to_string()
+    }
+
+    pub fn card_kind(&self) -> &str {
+        self.body["approval"]["card"]["kind"].as_str().unwrap_or("")
+    }
+}
+
+/// The decision was determined by (among others) the policy `id`.
+pub fn assert_policy(reply: &Reply, id: &str) {
+    let policies = reply.policies();
+    assert!(
+        policies.iter().any(|policy| policy == id),
+        "expected `{id}` in {policies:?}: {}",
+        reply.body
+    );
+}
+
+/// A running service, its sandbox and its clock; dropped with the test's runtime.
+pub struct Gateway {
+    pub url: String,
+    pub sandbox_url: String,
+    pub clock: Arc<ManualClock>,
+    pub http: reqwest::Client,
+    pub spill: tempfile::TempDir,
+    _sandbox: Option<Sandbox>,
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+pub fn main_session(id: &str) -> Value {
+    json!({"id": id, "agent": "main", "mode": "default", "interactive": true})
+}
+
+pub fn subagent_session(id: &str) -> Value {
+    json!({"id": id, "agent": "subagent", "agent_id": "sub-1", "mode": "default", "interactive": true})
+}
+
+pub fn non_interactive_session(id: &str) -> Value {
+    json!({"id": id, "agent": "main", "mode": "default", "interactive": false})
+}
+
+pub fn write_args(project: &str, paths: &[&str]) -> Value {
+    let files: Vec<Value> = paths
+        .iter()
+        .map(|path| json!({"path": path, "data": format!("<p>{path}</p>")}))
+        .collect();
+    json!({"project_id": project, "files": files})
+}
+
+pub fn covered_write_args(project: &str, token: &str, paths: &[&str]) -> Value {
+    let mut arguments = write_args(project, paths);
+    arguments["plan_token"] = json!(token);
+    arguments
+}
+
+/// Every text block of a result, joined.
+pub fn text_of(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|block| block["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+impl Gateway {
+    pub async fn start() -> Gateway {
+        let spill = tempfile::tempdir().expect("spill dir");
+        let raw = RawConfig {
+            listen: Some("127.0.0.1:0".into()),
+            spill_dir: Some(spill.path().to_path_buf()),
+            working_dir: Some(spill.path().to_path_buf()),
+            ..RawConfig::default()
+        };
+        let config = Config::validate(raw).expect("valid config");
+        let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
+        let shared: Arc<dyn Clock> = clock.clone();
+        let booted = askgate::server::boot::boot(&config, shared)
+            .await
+            .expect("boots");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(askgate::server::run(listener, booted.state, async move {
+            let _ = stopped.await;
+        }));
+        Gateway {
+            url,
+            sandbox_url: booted.upstream_url,
+            clock,
+            http: reqwest::Client::new(),
+            spill,
+            _sandbox: booted.sandbox,
+            _shutdown: shutdown,
+        }
+    }
+
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        url: String,
+        token: Option<&str>,
+        body: Option<Vec<u8>>,
+    ) -> Reply {
+        let mut request = self.http.request(method, url);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body);
+        }
+        let response = request.send().await.expect("request sent");
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.expect("body read");
+        let body = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        Reply { status, body }
+    }
+
+    pub async fn post(&self, path: &str, token: Option<&str>, body: Option<Value>) -> Reply {
+        let body = body.map(|body| body.to_string().into_bytes());
+        self.send(
+            reqwest::Method::POST,
+            format!("{}{path}", self.url),
+            token,
+            body,
+        )
+        .await
+    }
+
+    pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {
+        self.send(
+            reqwest::Method::GET,
+            format!("{}{path}", self.url),
+            token,
+            None,
+        )
+        .await
+    }
+
+    pub async fn design(&self, session: &Value, operation: &str, arguments: Value) -> Reply {
+        let body =
+            json!({"session": session, "input": {"operation": operation, "arguments": arguments}});
+        self.post("/v1/design/call", Some(AGENT), Some(body)).await
+    }
+
+    pub async fn projects(&self, session: &Value, input: Value) -> Reply {
+        let body = json!({"session": session, "input": input});
+        self.post("/v1/projects/call", Some(AGENT), Some(body))
+            .await
+    }
+
+    pub async fn approve(&self, id: &str) -> Reply {
+        self.post(&format!("/v1/approvals/{id}/approve"), Some(APPROVER), None)
+            .await
+    }
+
+    pub async fn refuse(&self, id: &str) -> Reply {
+        self.post(&format!("/v1/approvals/{id}/refuse"), Some(APPROVER), None)
+            .await
+    }
+
+    /// Approves and returns the completed approval's result.
+    pub async fn approved_result(&self, asked: &Reply) -> Value {
+        let approved = self.approve(&asked.approval_id()).await;
+        assert_eq!(approved.status, 200, "{}", approved.body);
+        assert_eq!(approved.body["status"], "completed", "{}", approved.body);
+        approved.body["result"].clone()
+    }
+
+    /// The approver records consent through the service (`POST /v1/design/consent`).
+    pub async fn record_consent(&self) {
+        let reply = self.post("/v1/design/consent", Some(APPROVER), None).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+    }
+
+    pub async fn stats(&self) -> Value {
+        let url = format!("{}/_sandbox/stats", self.sandbox_url);
+        self.send(reqwest::Method::GET, url, None, None).await.body
+    }
+
+    pub async fn tool_calls(&self, tool: &str) -> u64 {
+        self.stats().await["tools_call"][tool].as_u64().unwrap_or(0)
+    }
+
+    pub async fn fault(&self, fault: Value) {
+        let url = format!("{}/_sandbox/faults", self.sandbox_url);
+        let reply = self
+            .send(
+                reqwest::Method::POST,
+                url,
+                None,
+                Some(fault.to_string().into_bytes()),
+            )
+            .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+    }
+}
+
+/// The sandbox's seed access token (valid until a refresh replaces it).
+pub const SANDBOX_TOKEN: &str = "sandbox-access-token";
+
+impl Gateway {
+    /// A Design file's data read through the gateway (an allowed read once consent is recorded).
+    pub async fn read_file(&self, project: &str, path: &str) -> Option<String> {
+        let reply = self
+            .design(
+                &main_session("reader"),
+                "read_file",
+                json!({"project_id": project, "path": path}),
+            )
+            .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let text = text_of(&reply.body["result"]);
+        let file: Value = serde_json::from_str(&text).ok()?;
+        file["data"].as_str().map(str::to_string)
+    }
+}
