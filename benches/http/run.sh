@@ -79,3 +79,6 @@ run read "http://127.0.0.1:$PORT/v1/authorize" read.json $AGENT
 run plan-write "http://127.0.0.1:$PORT/v1/authorize" plan.json $AGENT
 run proxied "http://127.0.0.1:$PORT/v1/design/call" call.json $AGENT
 run direct "$SANDBOX/v1/design/mcp" mcp.json sandbox-access-token Mcp-Session-Id "$MCP_SESSION"
+# Latency of one call at a time (no queueing): the gateway's overhead on a proxied call.
+CONNECTIONS=1 run proxied-c1 "http://127.0.0.1:$PORT/v1/design/call" call.json $AGENT
+CONNECTIONS=1 run direct-c1 "$SANDBOX/v1/design/mcp" mcp.json sandbox-access-token Mcp-Session-Id "$MCP_SESSION"
