@@ -63,26 +63,11 @@ fn measure<T>(budget: &Budget, mut body: impl FnMut() -> T) -> Stats {
     for _ in 0..budget.warmup {
         black_box(body());
     }
-    let mut samples: Vec<Duration> = Vec::with_capacity(budget.max_iterations);
-    let started = Instant::now();
-    while samples.len() < budget.max_iterations
-        && (started.elapsed() < budget.max_time || samples.len() < 10)
-    {
-        let start = Instant::now();
-        black_box(body());
-        samples.push(start.elapsed());
-    }
-    samples.sort_unstable();
-    let micros = |duration: Duration| duration.as_secs_f64() * 1e6;
-    let p99_rank = (samples.len() * 99).div_ceil(100).max(1) - 1;
-    Stats {
-        median: micros(samples[samples.len() / 2]),
-        p99: micros(samples[p99_rank]),
-        samples: samples.len(),
-    }
+    measure_cold(budget, || {}, body)
 }
 
-/// Like `measure`, but runs `before` untimed ahead of every iteration (to empty the target memo).
+/// Like `measure` without warm-up, running `before` untimed ahead of every iteration (to
+/// empty the target memo).
 fn measure_cold<T>(
     budget: &Budget,
     mut before: impl FnMut(),

@@ -12,4 +12,5 @@ mod corpus;
 mod gateway;
 mod hostile;
 mod isolation;
+mod reliability;
 mod support;

@@ -107,7 +107,18 @@ async fn serve(config: Config, watch_seconds: u64) -> u8 {
         );
     }
     let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
+        let terminate = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = terminate => {}
+        }
         eprintln!("askgate: shutting down");
     };
     match crate::server::run(listener, booted.state, shutdown).await {

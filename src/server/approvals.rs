@@ -124,15 +124,7 @@ impl ApprovalStore {
     ) -> Result<PendingCall, ApiError> {
         let entry = self.entry(id)?;
         let mut view = lock(&entry);
-        if view.status == ApprovalStatus::Pending && now >= view.expires_at {
-            view.status = ApprovalStatus::Expired;
-        }
-        if view.status != ApprovalStatus::Pending {
-            return Err(ApiError::ApprovalClosed {
-                id: id.to_string(),
-                status: view.status.as_str().to_string(),
-            });
-        }
+        still_pending(&mut view, id, now)?;
         view.status = ApprovalStatus::Running;
         view.approved_by = Some(approver.to_string());
         Ok(entry.call.clone())
@@ -151,15 +143,7 @@ impl ApprovalStore {
     pub fn refuse(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApiError> {
         let entry = self.entry(id)?;
         let mut view = lock(&entry);
-        if view.status == ApprovalStatus::Pending && now >= view.expires_at {
-            view.status = ApprovalStatus::Expired;
-        }
-        if view.status != ApprovalStatus::Pending {
-            return Err(ApiError::ApprovalClosed {
-                id: id.to_string(),
-                status: view.status.as_str().to_string(),
-            });
-        }
+        still_pending(&mut view, id, now)?;
         view.status = ApprovalStatus::Refused;
         let refused = view.clone();
         drop(view);
@@ -204,6 +188,20 @@ impl ApprovalStore {
             .map(|entry| Arc::clone(entry.value()))
             .ok_or_else(|| ApiError::UnknownApproval(id.to_string()))
     }
+}
+
+/// Expires a due approval, then fails unless it is still pending.
+fn still_pending(view: &mut ApprovalView, id: &str, now: OffsetDateTime) -> Result<(), ApiError> {
+    if view.status == ApprovalStatus::Pending && now >= view.expires_at {
+        view.status = ApprovalStatus::Expired;
+    }
+    if view.status != ApprovalStatus::Pending {
+        return Err(ApiError::ApprovalClosed {
+            id: id.to_string(),
+            status: view.status.as_str().to_string(),
+        });
+    }
+    Ok(())
 }
 
 fn lock(entry: &Entry) -> std::sync::MutexGuard<'_, ApprovalView> {

@@ -87,13 +87,19 @@ pub fn load_policies(config: &Config) -> Result<PolicySnapshot, LoadError> {
 
 /// Builds the state; starts an in-process sandbox on 127.0.0.1:0 when no upstream is given.
 pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, BootError> {
+    let loaded_from =
+        super::reload::fingerprint_of(&policy_args(config), shadow_args(config).as_ref());
     let snapshot = load_policies(config)?;
     let shadow = match shadow_args(config) {
         Some(args) => Some(sources::load(&args)?),
         None => None,
     };
-    let reloader =
-        super::reload::Reloader::new(policy_args(config), shadow_args(config), &snapshot);
+    let reloader = super::reload::Reloader::new(
+        policy_args(config),
+        shadow_args(config),
+        &snapshot,
+        loaded_from,
+    );
     let (upstream_url, sandbox, credentials) = match &config.upstream {
         Upstream::Url(url) => (url.clone(), None, config.credentials.clone()),
         Upstream::Sandbox => {

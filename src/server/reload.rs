@@ -28,6 +28,9 @@ pub struct Reloader {
     live: PolicyArgs,
     shadow: Option<PolicyArgs>,
     status: Mutex<ReloadStatus>,
+    /// The directories' fingerprint taken just before the running set was loaded, so a change
+    /// made while loading is still seen as a change.
+    loaded_from: Mutex<Fingerprint>,
     /// Serializes reloads so two triggers never race to swap.
     running: tokio::sync::Mutex<()>,
 }
@@ -41,7 +44,13 @@ pub struct ReloadReport {
 }
 
 impl Reloader {
-    pub fn new(live: PolicyArgs, shadow: Option<PolicyArgs>, current: &PolicySnapshot) -> Self {
+    /// `loaded_from` is the fingerprint taken before `current` was loaded (`fingerprint_of`).
+    pub fn new(
+        live: PolicyArgs,
+        shadow: Option<PolicyArgs>,
+        current: &PolicySnapshot,
+        loaded_from: Fingerprint,
+    ) -> Self {
         let status = ReloadStatus {
             snapshot: current.hash().to_string(),
             policies: current.len(),
@@ -52,8 +61,16 @@ impl Reloader {
             live,
             shadow,
             status: Mutex::new(status),
+            loaded_from: Mutex::new(loaded_from),
             running: tokio::sync::Mutex::new(()),
         }
+    }
+
+    pub fn loaded_from(&self) -> Fingerprint {
+        self.loaded_from
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     pub fn status(&self) -> ReloadStatus {
@@ -74,6 +91,7 @@ impl Reloader {
         swap_shadow: impl FnOnce(PolicySnapshot),
     ) -> ReloadReport {
         let _running = self.running.lock().await;
+        let before = self.fingerprint();
         let live = self.live.clone();
         let built = tokio::task::spawn_blocking(move || sources::load(&live)).await;
         let loaded = match built {
@@ -115,22 +133,55 @@ impl Reloader {
                 }
             }
         };
+        let mut report = report;
         if let Some(shadow) = self.shadow.clone() {
-            if let Ok(Ok(snapshot)) =
-                tokio::task::spawn_blocking(move || sources::load(&shadow)).await
-            {
-                swap_shadow(snapshot);
+            match tokio::task::spawn_blocking(move || sources::load(&shadow)).await {
+                Ok(Ok(snapshot)) => swap_shadow(snapshot),
+                Ok(Err(error)) => {
+                    // The running shadow set stays; the problem is reported like a live one.
+                    let problems: Vec<String> = error
+                        .problems
+                        .iter()
+                        .map(|problem| format!("shadow: {problem}"))
+                        .collect();
+                    status
+                        .last_error
+                        .get_or_insert_with(Vec::new)
+                        .extend(problems.iter().cloned());
+                    report.problems.extend(problems);
+                }
+                Err(join) => {
+                    let problem = format!("shadow: {join}");
+                    status
+                        .last_error
+                        .get_or_insert_with(Vec::new)
+                        .push(problem.clone());
+                    report.problems.push(problem);
+                }
             }
         }
         *self.status.lock().unwrap_or_else(PoisonError::into_inner) = status;
+        *self
+            .loaded_from
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = before;
         report
     }
 
     /// A fingerprint of the watched directories (names, sizes, modification times).
-    pub fn fingerprint(&self) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
-        let mut dirs: Vec<PathBuf> = self.live.policies.clone();
-        dirs.extend(self.live.baseline.clone());
-        if let Some(shadow) = &self.shadow {
+    pub fn fingerprint(&self) -> Fingerprint {
+        fingerprint_of(&self.live, self.shadow.as_ref())
+    }
+}
+
+/// What the watcher compares: every `.cedar` file's path, size and modification time.
+pub type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
+
+pub fn fingerprint_of(live: &PolicyArgs, shadow: Option<&PolicyArgs>) -> Fingerprint {
+    {
+        let mut dirs: Vec<PathBuf> = live.policies.clone();
+        dirs.extend(live.baseline.clone());
+        if let Some(shadow) = shadow {
             dirs.extend(shadow.policies.clone());
             dirs.extend(shadow.baseline.clone());
         }
@@ -162,14 +213,13 @@ pub fn spawn_watcher(state: super::AppState, every: Duration) -> tokio::task::Jo
         let Some(reloader) = state.inner().reloader.clone() else {
             return;
         };
-        let mut seen = reloader.fingerprint();
         loop {
-            tokio::time::sleep(every).await;
-            let now = reloader.fingerprint();
-            if now != seen {
-                seen = now;
+            // Compared with what the running set was loaded from, so a change made before the
+            // watcher started (or during a load) is applied too.
+            if reloader.fingerprint() != reloader.loaded_from() {
                 state.reload().await;
             }
+            tokio::time::sleep(every).await;
         }
     })
 }
