@@ -153,5 +153,7 @@ echo "| records in the log / decisions | $RECORDS_1 / $DECISIONS_1 |"
 echo "| replay, 1 job | $RATE_1 records/s (${SECONDS_1}s) |"
 echo "| replay, 2 jobs | $RATE_2 records/s (${SECONDS_2}s) |"
 python3 -c "print(f'| scaling 2 jobs / 1 job | {$RATE_2 / $RATE_1:.2f}x |')"
-echo "| raw decide on the same records | n/a (no decide-only mode in src) |"
+RAW=$(grep -o 'raw decide on the same [0-9]* decisions: [0-9]* decisions/s' "$WORK/replay-1.err" | awk '{print $(NF-1)}')
+echo "| raw decide on the same decisions (1 thread) | $RAW decisions/s |"
+python3 -c "print(f'| replay (1 job) / raw decide | {$RATE_1 / $RAW:.0%} |')"
 echo "replay bench: ok"

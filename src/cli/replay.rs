@@ -77,6 +77,7 @@ pub fn run(args: &ReplayArgs) -> u8 {
             "replayed {} records in {:.3}s: {:.0} records/s on {} job(s)",
             report.records, seconds, rate, jobs
         );
+        raw_decide_rate(&logs, &snapshot);
     }
     if report.changed > 0 {
         EXIT_CHANGED
@@ -196,4 +197,35 @@ fn print_change(change: &Change) {
             side.reason
         );
     }
+}
+
+/// For `--stats`: the same decisions' facts, already decoded, through `decide` alone on one
+/// thread — the floor replay is measured against.
+fn raw_decide_rate(logs: &[LogText], snapshot: &crate::authz::PolicySnapshot) {
+    use crate::audit::reader::{parse_record, split_lines};
+    use crate::audit::record::Record;
+    let facts: Vec<crate::facts::CallFacts> = logs
+        .iter()
+        .flat_map(|log| {
+            split_lines(&log.bytes)
+                .filter(|line| !line.torn)
+                .filter_map(|line| parse_record(line.text).ok())
+        })
+        .filter_map(|record| match record {
+            Record::Decision(decision) => Some(decision.facts),
+            _ => None,
+        })
+        .collect();
+    let started = Instant::now();
+    for call in &facts {
+        std::hint::black_box(crate::authz::decide(call, snapshot));
+    }
+    let seconds = started.elapsed().as_secs_f64().max(f64::MIN_POSITIVE);
+    #[allow(clippy::cast_precision_loss)]
+    let rate = facts.len() as f64 / seconds;
+    eprintln!(
+        "raw decide on the same {} decisions: {:.0} decisions/s on 1 thread",
+        facts.len(),
+        rate
+    );
 }
