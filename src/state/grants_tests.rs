@@ -1,3 +1,4 @@
+//! state::grants tests: verified, ineligible and recard bookkeeping (client-facts §5).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

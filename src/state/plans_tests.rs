@@ -1,3 +1,4 @@
+//! state::plans tests: registration rules, expiry, clearing by project key (client-facts §3).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
