@@ -3,12 +3,14 @@
 //! bound listener so tests bind port 0.
 //!
 //! Map: `config` (file < env < flags, validated), `caller` (bearer tokens and roles), `wire`
-//! (bodies), `gateway` (decide → execute / hold / refuse), `observe` (upstream facts before a
+//! (bodies), `gateway` (decide → execute / hold / refuse), `approving` (pending approvals and
+//! the approver's answer), `observe` (upstream facts before a
 //! decision), `execute` (follow-ups and state events after), `account` (per-account and
 //! per-session stores), `approvals`, `metrics`, `clock`, `error`, `routes`.
 
 pub mod account;
 pub mod approvals;
+pub mod approving;
 pub mod boot;
 pub mod caller;
 pub mod clock;
