@@ -15,16 +15,18 @@ pub mod decide;
 pub mod decision;
 pub mod evaluate;
 pub mod index;
+pub mod memo;
 pub mod problem;
 pub mod reason;
 pub mod snapshot;
 pub mod targets;
+pub mod time_use;
 
 use serde::{Deserialize, Serialize};
 
 pub use card::Approval;
 pub use decide::decide;
-pub use decision::{BlockedTarget, Decision, EvaluatedRequest, Outcome, Question};
+pub use decision::{BlockedTarget, Decision, EvaluatedRequest, Outcome, Question, RequestContext};
 pub use problem::{LoadError, LoadProblem};
 pub use snapshot::{PolicyMeta, PolicySnapshot, Source};
 

@@ -1,7 +1,8 @@
-//! The scenario corpus: every file meets its `expect` block, and its full decision matches the
-//! insta snapshot in the top-level `snapshots/` directory.
+//! The scenario corpus: every file meets its `expect` block, its full decision matches the
+//! insta snapshot in the top-level `snapshots/` directory, and a decision answered from the
+//! snapshot's memo is the decision Cedar gives.
 
-use askgate::authz::baseline;
+use askgate::authz::{baseline, Decision, RequestContext};
 use askgate::scenario::suite::Suite;
 use askgate::scenario::ScenarioOutcome;
 
@@ -48,7 +49,9 @@ fn every_decision_matches_its_snapshot() {
             let scenario = crate::support::load_scenario(&file);
             let name = snapshot_name(&file);
             match suite.decide(&scenario) {
-                Ok(ScenarioOutcome::Decided(decision)) => {
+                Ok(ScenarioOutcome::Decided(mut decision)) => {
+                    // Whether an answer was remembered depends on the order of the corpus.
+                    forget_memo(&mut decision);
                     insta::assert_json_snapshot!(name, decision)
                 }
                 Ok(ScenarioOutcome::Refused(error)) => insta::assert_json_snapshot!(name, error),
@@ -56,4 +59,48 @@ fn every_decision_matches_its_snapshot() {
             }
         }
     });
+}
+
+#[test]
+fn every_decision_from_the_memo_is_the_decision_cedar_gives() {
+    let mut suite = Suite::new(baseline::schema_source(), baseline::policy_sources());
+    let files = corpus_files();
+    let decide = |suite: &mut Suite| -> Vec<Option<Decision>> {
+        files
+            .iter()
+            .map(
+                |file| match suite.decide(&crate::support::load_scenario(file)) {
+                    Ok(ScenarioOutcome::Decided(decision)) => Some(*decision),
+                    _ => None,
+                },
+            )
+            .collect()
+    };
+    let first = decide(&mut suite);
+    let second = decide(&mut suite);
+    let (mut calls, mut remembered) = (0, 0);
+    for ((file, first), second) in files.iter().zip(first).zip(second) {
+        let (Some(mut first), Some(mut second)) = (first, second) else {
+            continue;
+        };
+        for request in &second.requests {
+            if matches!(request.context, RequestContext::Call(_)) {
+                calls += 1;
+                remembered += usize::from(request.memoized);
+            }
+        }
+        forget_memo(&mut first);
+        forget_memo(&mut second);
+        assert_eq!(first, second, "{}", file.display());
+    }
+    // Every call request of the second pass is remembered: the corpus clock never sits on a
+    // plan's expiry, and no shipped policy reads the clock opaquely.
+    assert!(calls > 600, "only {calls} call requests");
+    assert_eq!(remembered, calls);
+}
+
+fn forget_memo(decision: &mut Decision) {
+    for request in &mut decision.requests {
+        request.memoized = false;
+    }
 }

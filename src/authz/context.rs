@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::EvaluationError;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SessionContext {
     pub agent: String,
@@ -20,7 +20,7 @@ pub struct SessionContext {
     pub bypass_available: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EnvironmentContext {
     pub provider: String,
@@ -31,7 +31,7 @@ pub struct EnvironmentContext {
     pub feature_flags: BTreeSet<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetsContext {
     pub verdict: String,
@@ -41,7 +41,7 @@ pub struct TargetsContext {
     pub fits_batch_display: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanContext {
     pub found: bool,
@@ -51,7 +51,7 @@ pub struct PlanContext {
     pub expires_at: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GrantContext {
     pub verified: bool,
@@ -60,7 +60,7 @@ pub struct GrantContext {
     pub ineligible: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DesignArgumentsContext {
     pub scope: String,
@@ -69,7 +69,7 @@ pub struct DesignArgumentsContext {
     pub path: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DesignContext {
     pub operation: String,
@@ -88,7 +88,7 @@ pub struct DesignContext {
     pub sharing_scope: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectsContext {
     pub method: String,
@@ -109,7 +109,7 @@ pub struct ProjectsContext {
 }
 
 /// The surface-specific part of a call context.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SurfaceContext {
     Design(Box<DesignContext>),
@@ -117,7 +117,7 @@ pub enum SurfaceContext {
 }
 
 /// The context of a Design or Projects call request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CallContext {
     pub approvals: BTreeSet<String>,
     pub now: i64,
@@ -128,7 +128,7 @@ pub struct CallContext {
 }
 
 /// The context of one target-path classification request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetContext {
     pub path: String,

@@ -12,7 +12,8 @@ use cedar_policy::{EntityUid, PolicyId};
 use super::card::card;
 use super::context::{CallContext, SurfaceContext};
 use super::decision::{Decision, EvaluatedRequest, Outcome, Question, RequestContext};
-use super::evaluate::{evaluate, Answer};
+use super::evaluate::Answer;
+use super::memo::{call_answer, CallKey};
 use super::reason::{policy_ids, reasons};
 use super::snapshot::PolicySnapshot;
 use super::targets::{classify, TargetCall};
@@ -153,9 +154,14 @@ impl<'a> Run<'a> {
         resource: &EntityUid,
         context: &Arc<CallContext>,
         question: Question,
-    ) -> Result<Answer, EvaluationError> {
-        let cedar = context.to_cedar_context(&context.approvals)?;
-        let answer = evaluate(self.snapshot, principal, action, resource, cedar)?;
+    ) -> Result<Arc<Answer>, EvaluationError> {
+        let key = CallKey {
+            principal: principal.clone(),
+            action: action.clone(),
+            resource: resource.clone(),
+            context: Arc::clone(context),
+        };
+        let (answer, memoized) = call_answer(self.snapshot, key)?;
         self.errors.extend(answer.errors.iter().cloned());
         self.requests.push(EvaluatedRequest {
             question,
@@ -163,7 +169,7 @@ impl<'a> Run<'a> {
             action: action.to_string().into(),
             resource: resource.to_string().into(),
             context: RequestContext::Call(Arc::clone(context)),
-            memoized: false,
+            memoized,
         });
         Ok(answer)
     }

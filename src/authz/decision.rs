@@ -72,7 +72,7 @@ impl Serialize for TargetRequest {
 }
 
 /// One Cedar request exactly as evaluated. Entities: only the schema's action entities.
-/// Target requests answered from the snapshot's memo are marked `memoized`.
+/// Requests answered from the snapshot's memo (`authz::memo`) are marked `memoized`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EvaluatedRequest {
     pub question: Question,

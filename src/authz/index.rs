@@ -13,13 +13,21 @@ use cedar_policy::{
 };
 
 use super::problem::{LoadError, LoadProblem};
+use super::time_use::TimeUse;
 
 #[derive(Debug, Default)]
 pub struct PolicyIndex {
     /// Per concrete action: every policy not pinned to one resource that can apply to it.
-    general: HashMap<EntityUid, PolicySet>,
+    general: HashMap<EntityUid, Slice>,
     /// Per resource: the policies whose scope says `resource == R` (any action).
-    specific: HashMap<EntityUid, PolicySet>,
+    specific: HashMap<EntityUid, Slice>,
+}
+
+/// Some policies and how they read the clock, together.
+#[derive(Debug, Default)]
+struct Slice {
+    set: PolicySet,
+    time_use: TimeUse,
 }
 
 /// The (at most two) slices a request is evaluated against.
@@ -38,13 +46,22 @@ impl PolicyIndex {
         let actions: Vec<EntityUid> = schema.actions().cloned().collect();
         let mut index = Self::default();
         for policy in policies.policies() {
+            let time_use = TimeUse::of(policy);
             if let ResourceConstraint::Eq(resource) = policy.resource_constraint() {
-                add(index.specific.entry(resource).or_default(), policy)?;
+                add(
+                    index.specific.entry(resource).or_default(),
+                    policy,
+                    &time_use,
+                )?;
                 continue;
             }
             for action in &actions {
                 if action_can_match(&policy.action_constraint(), action, action_entities) {
-                    add(index.general.entry(action.clone()).or_default(), policy)?;
+                    add(
+                        index.general.entry(action.clone()).or_default(),
+                        policy,
+                        &time_use,
+                    )?;
                 }
             }
         }
@@ -53,9 +70,21 @@ impl PolicyIndex {
 
     pub fn slices(&self, action: &EntityUid, resource: &EntityUid) -> Slices<'_> {
         Slices {
-            general: self.general.get(action),
-            specific: self.specific.get(resource),
+            general: self.general.get(action).map(|slice| &slice.set),
+            specific: self.specific.get(resource).map(|slice| &slice.set),
         }
+    }
+
+    /// How the policies a request on (action, resource) evaluates read the clock.
+    pub fn time_use(&self, action: &EntityUid, resource: &EntityUid) -> TimeUse {
+        let general = self.general.get(action).map(|slice| slice.time_use.clone());
+        let specific = self
+            .specific
+            .get(resource)
+            .map(|slice| slice.time_use.clone());
+        general
+            .unwrap_or_default()
+            .union(specific.unwrap_or_default())
     }
 
     /// How many policies a request on (action, resource) evaluates.
@@ -66,8 +95,9 @@ impl PolicyIndex {
     }
 }
 
-fn add(set: &mut PolicySet, policy: &Policy) -> Result<(), LoadError> {
-    set.add(policy.clone()).map_err(|error| {
+fn add(slice: &mut Slice, policy: &Policy, time_use: &TimeUse) -> Result<(), LoadError> {
+    slice.time_use = std::mem::take(&mut slice.time_use).union(time_use.clone());
+    slice.set.add(policy.clone()).map_err(|error| {
         LoadError::single(LoadProblem::in_file("<index>", None, error.to_string()))
     })
 }

@@ -4,15 +4,12 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::str::FromStr;
-use std::sync::Arc;
-
-use dashmap::DashMap;
 
 use cedar_policy::{Effect, Entities, PolicyId, PolicySet, Schema, ValidationMode, Validator};
 use sha2::{Digest, Sha256};
 
-use super::evaluate::Answer;
 use super::index::PolicyIndex;
+use super::memo::Memo;
 use super::problem::{line_of_offset, LoadError, LoadProblem};
 use crate::authz::ApprovalKind;
 
@@ -53,13 +50,10 @@ pub struct PolicySnapshot {
     index: PolicyIndex,
     action_entities: Entities,
     hash: String,
-    /// Per-target answers: a pure function of this (immutable) snapshot and the target
-    /// request, so they are remembered for the snapshot's life, up to a bound.
-    target_memo: DashMap<String, Arc<Answer>>,
+    /// Answers are a pure function of this (immutable) snapshot and the request, so they are
+    /// remembered for the snapshot's life, up to a bound.
+    memo: Memo,
 }
-
-/// How many target answers a snapshot remembers before it starts over.
-const TARGET_MEMO_LIMIT: usize = 65_536;
 
 impl PolicySnapshot {
     /// Parses, renames (ids from `@id`), checks annotations and validates `sources` against
@@ -88,7 +82,7 @@ impl PolicySnapshot {
             meta,
             index,
             action_entities,
-            target_memo: DashMap::new(),
+            memo: Memo::default(),
         })
     }
 
@@ -119,22 +113,14 @@ impl PolicySnapshot {
         self.meta.len()
     }
 
-    pub(crate) fn remembered_target(&self, key: &str) -> Option<Arc<Answer>> {
-        self.target_memo
-            .get(key)
-            .map(|answer| Arc::clone(answer.value()))
+    /// The answers remembered for this snapshot.
+    pub fn memo(&self) -> &Memo {
+        &self.memo
     }
 
-    pub(crate) fn remember_target(&self, key: String, answer: Arc<Answer>) {
-        if self.target_memo.len() >= TARGET_MEMO_LIMIT {
-            self.target_memo.clear();
-        }
-        self.target_memo.insert(key, answer);
-    }
-
-    /// Forgets every remembered target answer (benchmarks measure the cold path with it).
-    pub fn clear_target_memo(&self) {
-        self.target_memo.clear();
+    /// Forgets every remembered answer (benchmarks measure the cold path with it).
+    pub fn clear_memo(&self) {
+        self.memo.clear();
     }
 
     pub fn is_empty(&self) -> bool {

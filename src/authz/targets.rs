@@ -131,7 +131,7 @@ fn answer(
     let mut key = String::with_capacity(shared.key_prefix.len() + target.normalized.len());
     key.push_str(&shared.key_prefix);
     key.push_str(&target.normalized);
-    if let Some(answer) = snapshot.remembered_target(&key) {
+    if let Some(answer) = snapshot.memo().target(&key) {
         return (Ok(answer), true);
     }
     let context = TargetContext::of(target, call.project_id, call.operation);
@@ -140,7 +140,7 @@ fn answer(
         .and_then(|cedar| evaluate(snapshot, call.principal, call.action, call.resource, cedar))
         .map(Arc::new);
     if let Ok(answer) = &evaluated {
-        snapshot.remember_target(key, Arc::clone(answer));
+        snapshot.memo().remember_target(key, Arc::clone(answer));
     }
     (evaluated, false)
 }

@@ -1,0 +1,193 @@
+//! authz::memo: Cedar answers remembered for the life of one (immutable) snapshot. An answer
+//! is a pure function of the snapshot and the request, so an identical request can reuse it:
+//! targets by their request, calls by their request minus the clock, for as long as the clock
+//! stays between the same thresholds (`time_use`). Bounded: a full memo starts over.
+//!
+//! It never decides anything itself: a miss is evaluated by Cedar and remembered as answered.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use cedar_policy::EntityUid;
+use dashmap::DashMap;
+
+use super::context::CallContext;
+use super::evaluate::{evaluate, Answer};
+use super::snapshot::PolicySnapshot;
+use super::time_use::{Threshold, TimeUse};
+use super::EvaluationError;
+
+/// How many answers of each kind a snapshot remembers before it starts over.
+const TARGET_LIMIT: usize = 65_536;
+const CALL_LIMIT: usize = 16_384;
+
+#[derive(Debug, Default)]
+pub struct Memo {
+    targets: DashMap<String, Arc<Answer>>,
+    calls: DashMap<CallKey, Remembered>,
+}
+
+/// A call request without its clock: principal, action, resource and every other context
+/// attribute.
+#[derive(Debug, Clone)]
+pub struct CallKey {
+    pub principal: EntityUid,
+    pub action: EntityUid,
+    pub resource: EntityUid,
+    pub context: Arc<CallContext>,
+}
+
+/// An answer and the open interval of clock values (`after < now < before`) it holds for.
+#[derive(Debug)]
+struct Remembered {
+    after: Option<i64>,
+    before: Option<i64>,
+    answer: Arc<Answer>,
+}
+
+impl Remembered {
+    fn holds_at(&self, now: i64) -> bool {
+        self.after.is_none_or(|after| after < now) && self.before.is_none_or(|before| now < before)
+    }
+}
+
+impl Memo {
+    pub fn target(&self, key: &str) -> Option<Arc<Answer>> {
+        self.targets
+            .get(key)
+            .map(|answer| Arc::clone(answer.value()))
+    }
+
+    pub fn remember_target(&self, key: String, answer: Arc<Answer>) {
+        if self.targets.len() >= TARGET_LIMIT {
+            self.targets.clear();
+        }
+        self.targets.insert(key, answer);
+    }
+
+    /// Forgets every remembered answer.
+    pub fn clear(&self) {
+        self.targets.clear();
+        self.calls.clear();
+    }
+
+    /// How many call answers are remembered.
+    pub fn calls_len(&self) -> usize {
+        self.calls.len()
+    }
+}
+
+/// The answer to a call request, remembered or evaluated now; `true` when remembered.
+pub fn call_answer(
+    snapshot: &PolicySnapshot,
+    key: CallKey,
+) -> Result<(Arc<Answer>, bool), EvaluationError> {
+    let now = key.context.now;
+    let memo = snapshot.memo();
+    if let Some(remembered) = memo.calls.get(&key) {
+        if remembered.holds_at(now) {
+            return Ok((Arc::clone(&remembered.answer), true));
+        }
+    }
+    let cedar = key.context.to_cedar_context(&key.context.approvals)?;
+    let answer = Arc::new(evaluate(
+        snapshot,
+        &key.principal,
+        &key.action,
+        &key.resource,
+        cedar,
+    )?);
+    let time_use = snapshot.index().time_use(&key.action, &key.resource);
+    if let Some((after, before)) = window(&time_use, &key.context) {
+        if memo.calls.len() >= CALL_LIMIT {
+            memo.calls.clear();
+        }
+        let remembered = Remembered {
+            after,
+            before,
+            answer: Arc::clone(&answer),
+        };
+        memo.calls.insert(key, remembered);
+    }
+    Ok((answer, false))
+}
+
+/// The open interval around `context.now` in which no threshold is crossed, so every
+/// comparison with the clock keeps its value; `None` when the answer must not be remembered.
+fn window(time_use: &TimeUse, context: &CallContext) -> Option<(Option<i64>, Option<i64>)> {
+    let thresholds = match time_use {
+        TimeUse::Never => return Some((None, None)),
+        TimeUse::Opaque => return None,
+        TimeUse::Thresholds(thresholds) => thresholds,
+    };
+    let now = context.now;
+    let record = serde_json::to_value(context).ok()?;
+    let (mut after, mut before) = (None, None);
+    for threshold in thresholds {
+        let value = match threshold {
+            Threshold::Literal(value) => *value,
+            Threshold::Attribute(path) => read_long(&record, path)?,
+        };
+        if value == now {
+            return None;
+        }
+        if value < now {
+            after = after.max(Some(value));
+        } else {
+            before = Some(before.map_or(value, |known: i64| known.min(value)));
+        }
+    }
+    Some((after, before))
+}
+
+/// The Long at `path` in the context record; `None` when absent or not a Long.
+fn read_long(record: &serde_json::Value, path: &[String]) -> Option<i64> {
+    path.iter()
+        .try_fold(record, |value, attribute| value.get(attribute))?
+        .as_i64()
+}
+
+impl PartialEq for CallKey {
+    fn eq(&self, other: &Self) -> bool {
+        let CallContext {
+            approvals,
+            now: _,
+            session,
+            environment,
+            surface,
+        } = &*self.context;
+        self.principal == other.principal
+            && self.action == other.action
+            && self.resource == other.resource
+            && *approvals == other.context.approvals
+            && *session == other.context.session
+            && *environment == other.context.environment
+            && *surface == other.context.surface
+    }
+}
+
+impl Eq for CallKey {}
+
+impl Hash for CallKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // The clock is left out: the remembered window decides whether it matters.
+        let CallContext {
+            approvals,
+            now: _,
+            session,
+            environment,
+            surface,
+        } = &*self.context;
+        self.principal.hash(state);
+        self.action.hash(state);
+        self.resource.hash(state);
+        approvals.hash(state);
+        session.hash(state);
+        environment.hash(state);
+        surface.hash(state);
+    }
+}
+
+#[cfg(test)]
+#[path = "memo_tests.rs"]
+mod tests;
