@@ -45,54 +45,107 @@ fn first_unknown<'a>(object: &'a Map<String, Value>, allowed: &[&str]) -> Option
         .min()
 }
 
-fn check_value(name: &str, kind: ArgumentKind, value: &Value) -> Result<(), CallError> {
-    let field = format!("arguments.{name}");
-    match kind {
-        ArgumentKind::Scalar { max_bytes } => check_scalar(&field, name, value, max_bytes),
-        ArgumentKind::Choice { values, matching } => {
-            check_choice(&field, name, value, values, matching)
+/// Where a value sits in `arguments` (`key[index].element`), rendered only for an error: a
+/// valid call with hundreds of elements formats nothing.
+#[derive(Debug, Clone, Copy)]
+struct Place<'a> {
+    key: &'a str,
+    index: Option<usize>,
+    element: Option<&'a str>,
+}
+
+impl<'a> Place<'a> {
+    fn key(key: &'a str) -> Self {
+        Self {
+            key,
+            index: None,
+            element: None,
         }
-        ArgumentKind::StringList => check_string_list(&field, name, value),
-        ArgumentKind::ObjectList { fields } => check_object_list(&field, name, value, fields),
+    }
+
+    fn item(self, index: usize) -> Self {
+        Self {
+            index: Some(index),
+            ..self
+        }
+    }
+
+    fn element(self, element: &'a str) -> Self {
+        Self {
+            element: Some(element),
+            ..self
+        }
+    }
+
+    /// `files[3].path`: how messages name the value.
+    fn name(&self) -> String {
+        let mut name = self.key.to_string();
+        if let Some(index) = self.index {
+            name.push_str(&format!("[{index}]"));
+        }
+        if let Some(element) = self.element {
+            name.push('.');
+            name.push_str(element);
+        }
+        name
+    }
+
+    /// `arguments.files[3].path`: the error's field.
+    fn field(&self) -> String {
+        format!("arguments.{}", self.name())
+    }
+
+    fn error(&self, message: String) -> CallError {
+        CallError::new(self.field(), message)
     }
 }
 
-fn check_scalar(field: &str, name: &str, value: &Value, max_bytes: usize) -> Result<(), CallError> {
+fn check_value(name: &str, kind: ArgumentKind, value: &Value) -> Result<(), CallError> {
+    let place = Place::key(name);
+    match kind {
+        ArgumentKind::Scalar { max_bytes } => check_scalar(place, value, max_bytes),
+        ArgumentKind::Choice { values, matching } => check_choice(place, value, values, matching),
+        ArgumentKind::StringList => check_string_list(place, value),
+        ArgumentKind::ObjectList { fields } => check_object_list(place, value, fields),
+    }
+}
+
+fn check_scalar(place: Place<'_>, value: &Value, max_bytes: usize) -> Result<(), CallError> {
     match value {
-        Value::String(text) => check_bytes(field, name, text, max_bytes),
+        Value::String(text) => check_bytes(place, text, max_bytes),
         Value::Bool(_) | Value::Number(_) | Value::Null => Ok(()),
-        Value::Array(_) | Value::Object(_) => Err(CallError::new(
-            field,
-            format!(
-                "`{name}` must be a string, boolean or number, not {}",
-                json_type_name(value)
-            ),
-        )),
+        Value::Array(_) | Value::Object(_) => Err(place.error(format!(
+            "`{}` must be a string, boolean or number, not {}",
+            place.name(),
+            json_type_name(value)
+        ))),
     }
 }
 
-fn check_bytes(field: &str, name: &str, text: &str, max_bytes: usize) -> Result<(), CallError> {
+fn check_bytes(place: Place<'_>, text: &str, max_bytes: usize) -> Result<(), CallError> {
     if text.len() <= max_bytes {
         return Ok(());
     }
-    Err(CallError::new(
-        field,
-        format!(
-            "`{name}` is {} bytes long; the limit is {max_bytes} UTF-8 bytes",
-            text.len()
-        ),
-    ))
+    Err(place.error(format!(
+        "`{}` is {} bytes long; the limit is {max_bytes} UTF-8 bytes",
+        place.name(),
+        text.len()
+    )))
 }
 
 fn check_choice(
-    field: &str,
-    name: &str,
+    place: Place<'_>,
     value: &Value,
     values: &[&str],
     matching: ChoiceMatching,
 ) -> Result<(), CallError> {
-    let choices = values.join(", ");
-    let not_one_of = || CallError::new(field, format!("`{name}` must be one of {choices}"));
+    let not_one_of = || {
+        place.error(format!(
+            "`{}` must be one of {}",
+            place.name(),
+            values.join(", ")
+        ))
+    };
     let Some(text) = value.as_str() else {
         return Err(not_one_of());
     };
@@ -103,10 +156,11 @@ fn check_choice(
             let trimmed = text.trim();
             let padding = text.chars().count().saturating_sub(trimmed.chars().count());
             if padding > ROLE_PADDING_MAX_CHARS {
-                return Err(CallError::new(
-                    field,
-                    format!("`{name}` has excess whitespace; use one of {choices}"),
-                ));
+                return Err(place.error(format!(
+                    "`{}` has excess whitespace; use one of {}",
+                    place.name(),
+                    values.join(", ")
+                )));
             }
             trimmed.to_lowercase()
         }
@@ -118,90 +172,85 @@ fn check_choice(
     }
 }
 
-fn check_string_list(field: &str, name: &str, value: &Value) -> Result<(), CallError> {
+fn check_string_list(place: Place<'_>, value: &Value) -> Result<(), CallError> {
     let Some(items) = value.as_array() else {
-        return Err(must_be_array(field, name, value));
+        return Err(must_be_array(place, value));
     };
     for (index, item) in items.iter().enumerate() {
-        let item_name = format!("{name}[{index}]");
-        let item_field = format!("{field}[{index}]");
+        let item_place = place.item(index);
         let Some(text) = item.as_str() else {
-            return Err(CallError::new(
-                item_field,
-                format!(
-                    "`{item_name}` must be a string, not {}",
-                    json_type_name(item)
-                ),
-            ));
+            return Err(item_place.error(format!(
+                "`{}` must be a string, not {}",
+                item_place.name(),
+                json_type_name(item)
+            )));
         };
-        check_bytes(&item_field, &item_name, text, STRING_MAX_BYTES)?;
+        check_bytes(item_place, text, STRING_MAX_BYTES)?;
     }
     Ok(())
 }
 
 fn check_object_list(
-    field: &str,
-    name: &str,
+    place: Place<'_>,
     value: &Value,
     fields: &[ElementField],
 ) -> Result<(), CallError> {
     let Some(items) = value.as_array() else {
-        return Err(must_be_array(field, name, value));
+        return Err(must_be_array(place, value));
     };
     for (index, item) in items.iter().enumerate() {
-        let item_name = format!("{name}[{index}]");
-        let item_field = format!("{field}[{index}]");
+        let item_place = place.item(index);
         let Some(object) = item.as_object() else {
-            return Err(CallError::new(
-                item_field,
-                format!(
-                    "`{item_name}` must be an object, not {}",
-                    json_type_name(item)
-                ),
-            ));
+            return Err(item_place.error(format!(
+                "`{}` must be an object, not {}",
+                item_place.name(),
+                json_type_name(item)
+            )));
         };
-        check_element(&item_field, &item_name, object, fields)?;
+        check_element(item_place, object, fields)?;
     }
     Ok(())
 }
 
 fn check_element(
-    field: &str,
-    name: &str,
+    place: Place<'_>,
     object: &Map<String, Value>,
     fields: &[ElementField],
 ) -> Result<(), CallError> {
-    let allowed: Vec<&str> = fields.iter().map(|element| element.name).collect();
-    if let Some(unknown) = first_unknown(object, &allowed) {
+    if let Some(unknown) = object
+        .keys()
+        .map(String::as_str)
+        .filter(|key| !fields.iter().any(|element| element.name == *key))
+        .min()
+    {
+        let allowed: Vec<&str> = fields.iter().map(|element| element.name).collect();
         return Err(CallError::new(
-            format!("{field}.{}", shown(unknown)),
-            unknown_field_message(unknown, name, &allowed),
+            format!("{}.{}", place.field(), shown(unknown)),
+            unknown_field_message(unknown, &place.name(), &allowed),
         ));
     }
     for element in fields {
-        let element_field = format!("{field}.{}", element.name);
-        let element_name = format!("{name}.{}", element.name);
+        let element_place = place.element(element.name);
         match object.get(element.name) {
             None | Some(Value::Null) if element.required => {
-                return Err(CallError::new(
-                    element_field,
-                    format!("`{name}` is missing required field `{}`", element.name),
-                ));
+                return Err(element_place.error(format!(
+                    "`{}` is missing required field `{}`",
+                    place.name(),
+                    element.name
+                )));
             }
             None | Some(Value::Null) => {}
             Some(Value::String(text)) => {
                 if let Some(max_bytes) = element.max_bytes {
-                    check_bytes(&element_field, &element_name, text, max_bytes)?;
+                    check_bytes(element_place, text, max_bytes)?;
                 }
             }
             Some(other) => {
-                return Err(CallError::new(
-                    element_field,
-                    format!(
-                        "`{element_name}` must be a string, not {}",
-                        json_type_name(other)
-                    ),
-                ));
+                return Err(element_place.error(format!(
+                    "`{}` must be a string, not {}",
+                    element_place.name(),
+                    json_type_name(other)
+                )));
             }
         }
     }
@@ -222,9 +271,10 @@ fn unknown_field_message(unknown: &str, element: &str, allowed: &[&str]) -> Stri
     message
 }
 
-fn must_be_array(field: &str, name: &str, value: &Value) -> CallError {
-    CallError::new(
-        field,
-        format!("`{name}` must be an array, not {}", json_type_name(value)),
-    )
+fn must_be_array(place: Place<'_>, value: &Value) -> CallError {
+    place.error(format!(
+        "`{}` must be an array, not {}",
+        place.name(),
+        json_type_name(value)
+    ))
 }
