@@ -1,11 +1,15 @@
-//! End-to-end tests of `askgate serve` (issue 3): each test boots its own service with an
-//! in-process sandbox upstream on loopback and talks to it over real HTTP, as the demo agent
-//! and approver. They assert decisions, statuses, approvals and the sandbox's own counters;
-//! they must not reach into the service's state.
+//! End-to-end tests of `askgate serve` (issue 3): each test boots its own service with a
+//! sandbox upstream on loopback (the in-process one, or one the test starts behind a recording
+//! layer: `upstream`) and talks to it over real HTTP, as the demo agent and approver. They assert
+//! decisions, statuses, approvals and what the sandbox saw; they must not reach into the
+//! service's state (the `local_path` test seam only times a file swap).
 
 mod approvals;
 mod consent_grants;
 mod harness;
+mod local_path;
 mod plans;
 mod projects;
+mod session_route;
 mod transport;
+mod upstream;

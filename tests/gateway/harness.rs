@@ -112,13 +112,20 @@ pub fn text_of(result: &Value) -> String {
 
 impl Gateway {
     pub async fn start() -> Gateway {
+        Gateway::start_with(|_| {}).await
+    }
+
+    /// Like [`Gateway::start`], with `adjust` applied to the raw configuration first (e.g. a
+    /// test's own upstream, credentials or working directory).
+    pub async fn start_with(adjust: impl FnOnce(&mut RawConfig)) -> Gateway {
         let spill = tempfile::tempdir().expect("spill dir");
-        let raw = RawConfig {
+        let mut raw = RawConfig {
             listen: Some("127.0.0.1:0".into()),
             spill_dir: Some(spill.path().to_path_buf()),
             working_dir: Some(spill.path().to_path_buf()),
             ..RawConfig::default()
         };
+        adjust(&mut raw);
         let config = Config::validate(raw).expect("valid config");
         let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
         let shared: Arc<dyn Clock> = clock.clone();

@@ -10,6 +10,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use super::error::ProjectsError;
+use super::test_seam::{self, LocalPathStage};
 
 /// Linux x86_64 open(2) flags; defined here because the crate takes no `libc` dependency.
 pub(crate) const O_NOFOLLOW: i32 = 0o400000;
@@ -190,8 +191,10 @@ pub(crate) fn read_open(location: &CheckedLocation, file: File) -> Result<String
 /// Every step in order; blocking, so the executor runs it off the async threads.
 pub(crate) fn read_local_file(working_dir: &Path, given: &str) -> Result<LocalText, ProjectsError> {
     let location = check_location(working_dir, given)?;
+    test_seam::reach(LocalPathStage::Checked, &location.lexical);
     let file = open_checked(&location)?;
     verify_open(&location, &file)?;
+    test_seam::reach(LocalPathStage::Verified, &location.lexical);
     let content = read_open(&location, file)?;
     Ok(LocalText {
         absolute: location.lexical,

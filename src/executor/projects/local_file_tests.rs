@@ -158,3 +158,25 @@ fn errno_names_cover_the_reference_mapping() {
     assert_eq!(error_code(&std::io::Error::from_raw_os_error(9999)), None);
     assert_eq!(error_code(&std::io::Error::other("x")), None);
 }
+
+#[test]
+fn the_test_seam_swaps_between_the_steps_of_one_read() {
+    let (root, working) = workspace();
+    std::fs::write(working.join("a.md"), "checked").unwrap();
+    std::fs::write(root.path().join("secret"), "stolen").unwrap();
+    let (target, secret) = (working.join("a.md"), root.path().join("secret"));
+    let swap = move || {
+        std::fs::remove_file(&target).unwrap();
+        symlink(&secret, &target).unwrap();
+    };
+    test_seam::arm_for_tests(LocalPathStage::Checked, working.join("a.md"), swap.clone());
+    let (text, code) = message(read_local_file(&working, "a.md").unwrap_err());
+    assert_eq!(code, Some("ELOOP"));
+    assert_eq!(text, "local_path `a.md` was replaced during the upload");
+
+    std::fs::remove_file(working.join("a.md")).unwrap();
+    std::fs::write(working.join("a.md"), "checked").unwrap();
+    test_seam::arm_for_tests(LocalPathStage::Verified, working.join("a.md"), swap);
+    let text = read_local_file(&working, "a.md").unwrap();
+    assert_eq!(text.content, "checked", "read from the verified descriptor");
+}
