@@ -16,4 +16,4 @@ pub use record::{
     Record, ShadowRecord, Verdict, FORMAT_VERSION,
 };
 pub use replay::{replay, Change, LogText, ReplayReport};
-pub use writer::{DecisionLog, Durability, LogError, LogOptions};
+pub use writer::{DecisionLog, Durability, LogError, LogFailure, LogOptions};

@@ -1,22 +1,27 @@
 //! audit::writer: the durable, rotating decision log. Appenders hand encoded lines to one
 //! writer thread that writes a batch, syncs once and then acknowledges every line in it (group
-//! commit). It owns the files of one directory and must never drop or reorder an acknowledged line.
+//! commit, `commit`); the thread moves from file to file by size (`rotation`) and keeps the
+//! log's failure state (`health`). It owns the files of one directory and must never drop or
+//! reorder an acknowledged line.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+mod commit;
+mod health;
+mod rotation;
+
+use std::path::Path;
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::files::{log_file_name, sequence_files};
 use super::record::Record;
+use commit::{Reply, Request};
+use health::FailureState;
+use rotation::Sink;
+
+pub use health::LogFailure;
 
 /// Default size after which the log moves to the next file.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-
-/// Most lines written under one sync (bounds the latency of the first appender of a batch).
-const MAX_BATCH_LINES: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
@@ -60,17 +65,11 @@ impl LogError {
     }
 }
 
-type Reply = Box<dyn FnOnce(Result<(), LogError>) + Send>;
-
-struct Request {
-    line: Vec<u8>,
-    reply: Reply,
-}
-
 /// The decision log of one directory. Cheap to share (`&self` appends from any thread).
 pub struct DecisionLog {
     sender: Mutex<Option<mpsc::Sender<Request>>>,
     worker: Option<JoinHandle<()>>,
+    failures: Arc<FailureState>,
 }
 
 impl DecisionLog {
@@ -80,14 +79,17 @@ impl DecisionLog {
         std::fs::create_dir_all(dir).map_err(|error| LogError::io(dir, &error))?;
         let mut sink = Sink::new(dir.to_path_buf(), options);
         sink.open_current()?;
+        let failures = Arc::new(FailureState::default());
+        let recorder = Arc::clone(&failures);
         let (sender, receiver) = mpsc::channel::<Request>();
         let worker = std::thread::Builder::new()
             .name("askgate-decision-log".to_string())
-            .spawn(move || sink.run(&receiver))
+            .spawn(move || commit::run(&mut sink, &receiver, &recorder))
             .map_err(|error| LogError::io(dir, &error))?;
         Ok(DecisionLog {
             sender: Mutex::new(Some(sender)),
             worker: Some(worker),
+            failures,
         })
     }
 
@@ -115,6 +117,12 @@ impl DecisionLog {
         receiver.recv().map_err(|_| LogError::Closed)?
     }
 
+    /// Why the last batch the writer tried could not be written; `None` while the log is
+    /// healthy (nothing tried yet, or the last batch was written).
+    pub fn failure(&self) -> Option<LogFailure> {
+        self.failures.current()
+    }
+
     fn submit(&self, record: &Record, reply: Reply) -> Result<(), LogError> {
         // Encoding happens on the caller's thread so the writer only writes.
         let line = record
@@ -139,157 +147,6 @@ impl Drop for DecisionLog {
     }
 }
 
-/// The writer thread's state: the open file, its sequence number and size.
-struct Sink {
-    dir: PathBuf,
-    options: LogOptions,
-    file: Option<File>,
-    path: PathBuf,
-    sequence: u64,
-    size: u64,
-}
-
-impl Sink {
-    fn new(dir: PathBuf, options: LogOptions) -> Self {
-        Self {
-            path: dir.join(log_file_name(1)),
-            dir,
-            options,
-            file: None,
-            sequence: 0,
-            size: 0,
-        }
-    }
-
-    fn run(&mut self, receiver: &mpsc::Receiver<Request>) {
-        while let Ok(first) = receiver.recv() {
-            let mut batch = vec![first];
-            while batch.len() < MAX_BATCH_LINES {
-                match receiver.try_recv() {
-                    Ok(next) => batch.push(next),
-                    Err(_) => break,
-                }
-            }
-            let result = self.write_batch(&batch);
-            if result.is_err() {
-                // The next append starts a fresh file rather than trust this one's tail.
-                self.file = None;
-            }
-            for request in batch {
-                (request.reply)(result.clone());
-            }
-        }
-    }
-
-    fn write_batch(&mut self, batch: &[Request]) -> Result<(), LogError> {
-        let mut pending: Vec<u8> = Vec::new();
-        for request in batch {
-            let line_bytes = u64::try_from(request.line.len()).unwrap_or(u64::MAX);
-            let pending_bytes = u64::try_from(pending.len()).unwrap_or(u64::MAX);
-            let used = self.size.saturating_add(pending_bytes);
-            if self.file.is_none() || (used > 0 && used + line_bytes > self.options.max_file_bytes)
-            {
-                self.flush(&pending)?;
-                pending.clear();
-                self.rotate()?;
-            }
-            pending.extend_from_slice(&request.line);
-        }
-        self.flush(&pending)
-    }
-
-    /// Writes and (per the options) syncs `bytes` to the current file.
-    fn flush(&mut self, bytes: &[u8]) -> Result<(), LogError> {
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        let path = &self.path;
-        let file = self.file.as_mut().ok_or(LogError::Closed)?;
-        file.write_all(bytes)
-            .map_err(|error| LogError::io(path, &error))?;
-        if self.options.durability == Durability::Fsync {
-            file.sync_data()
-                .map_err(|error| LogError::io(path, &error))?;
-        }
-        self.size += u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-        Ok(())
-    }
-
-    /// Moves to the next file: the first open continues the last file when it has room and
-    /// ends cleanly; any later move starts a new one.
-    fn rotate(&mut self) -> Result<(), LogError> {
-        if self.file.is_none() && self.sequence == 0 {
-            return self.open_current();
-        }
-        let last = self.last_sequence()?;
-        self.open_sequence(last.max(self.sequence) + 1)
-    }
-
-    fn open_current(&mut self) -> Result<(), LogError> {
-        let last = self.last_sequence()?;
-        if last == 0 {
-            return self.open_sequence(1);
-        }
-        let path = self.dir.join(log_file_name(last));
-        let size = std::fs::metadata(&path)
-            .map_err(|error| LogError::io(&path, &error))?
-            .len();
-        if size < self.options.max_file_bytes && ends_cleanly(&path)? {
-            self.open_sequence(last)
-        } else {
-            self.open_sequence(last + 1)
-        }
-    }
-
-    fn last_sequence(&self) -> Result<u64, LogError> {
-        let files = sequence_files(&self.dir).map_err(|error| LogError::io(&self.dir, &error))?;
-        Ok(files.last().map_or(0, |(sequence, _)| *sequence))
-    }
-
-    fn open_sequence(&mut self, sequence: u64) -> Result<(), LogError> {
-        let path = self.dir.join(log_file_name(sequence));
-        self.file = None;
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|error| LogError::io(&path, &error))?;
-        let size = file
-            .metadata()
-            .map_err(|error| LogError::io(&path, &error))?
-            .len();
-        if self.options.durability == Durability::Fsync {
-            // Make the new file's directory entry durable too.
-            if let Ok(directory) = File::open(&self.dir) {
-                let _ = directory.sync_all();
-            }
-        }
-        self.file = Some(file);
-        self.path = path;
-        self.sequence = sequence;
-        self.size = size;
-        Ok(())
-    }
-}
-
-/// True when the file is empty or its last byte is a newline.
-fn ends_cleanly(path: &Path) -> Result<bool, LogError> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut file = File::open(path).map_err(|error| LogError::io(path, &error))?;
-    let length = file
-        .metadata()
-        .map_err(|error| LogError::io(path, &error))?
-        .len();
-    if length == 0 {
-        return Ok(true);
-    }
-    let mut last = [0u8; 1];
-    file.seek(SeekFrom::End(-1))
-        .and_then(|_| file.read_exact(&mut last))
-        .map_err(|error| LogError::io(path, &error))?;
-    Ok(last == [b'\n'])
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(
@@ -301,63 +158,11 @@ mod tests {
 
     use super::*;
 
-    fn record(id: u32) -> Record {
+    pub(super) fn record(id: u32) -> Record {
         let line = format!(
             r#"{{"v":1,"kind":"outcome","id":"o{id:03}","time":"t","decision_id":"d","status":"ok","error_kind":null}}"#
         );
         Record::Outcome(serde_json::from_str(&line).unwrap())
-    }
-
-    fn line_bytes() -> u64 {
-        record(0).to_line().unwrap().len() as u64
-    }
-
-    fn file_lines(dir: &Path) -> Vec<usize> {
-        sequence_files(dir)
-            .unwrap()
-            .iter()
-            .map(|(_, path)| std::fs::read_to_string(path).unwrap().lines().count())
-            .collect()
-    }
-
-    fn write(dir: &Path, max_file_bytes: u64, count: u32, durability: Durability) {
-        let options = LogOptions {
-            max_file_bytes,
-            durability,
-        };
-        let log = DecisionLog::open(dir, options).unwrap();
-        for id in 0..count {
-            log.append_blocking(&record(id)).unwrap();
-        }
-    }
-
-    #[test]
-    fn a_file_fills_exactly_to_the_limit() {
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), 2 * line_bytes(), 5, Durability::Fsync);
-        assert_eq!(file_lines(dir.path()), vec![2, 2, 1]);
-    }
-
-    #[test]
-    fn one_byte_under_the_limit_moves_each_line_on() {
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), 2 * line_bytes() - 1, 3, Durability::None);
-        assert_eq!(file_lines(dir.path()), vec![1, 1, 1]);
-    }
-
-    #[test]
-    fn a_line_longer_than_the_limit_still_gets_written() {
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), 1, 2, Durability::Fsync);
-        assert_eq!(file_lines(dir.path()), vec![1, 1]);
-    }
-
-    #[test]
-    fn reopening_continues_a_clean_file_with_room() {
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), 10 * line_bytes(), 2, Durability::Fsync);
-        write(dir.path(), 10 * line_bytes(), 2, Durability::Fsync);
-        assert_eq!(file_lines(dir.path()), vec![4]);
     }
 
     #[test]
@@ -369,5 +174,41 @@ mod tests {
             .err()
             .unwrap();
         assert!(matches!(error, LogError::Io { .. }), "{error}");
+    }
+
+    /// Every line moves to a new file (limit 1 byte), so each append lists the directory:
+    /// a directory replaced by a file makes every append fail until it is back.
+    #[test]
+    fn a_failing_log_reports_why_and_recovers_after_a_write() {
+        let work = tempfile::tempdir().unwrap();
+        let logs = work.path().join("logs");
+        let options = LogOptions {
+            max_file_bytes: 1,
+            durability: Durability::None,
+        };
+        let log = DecisionLog::open(&logs, options).unwrap();
+        assert_eq!(log.failure(), None, "nothing written yet");
+        log.append_blocking(&record(0)).unwrap();
+        assert_eq!(log.failure(), None);
+
+        let aside = work.path().join("aside");
+        std::fs::rename(&logs, &aside).unwrap();
+        std::fs::write(&logs, "").unwrap();
+        let first = log.append_blocking(&record(1)).unwrap_err();
+        let failure = log.failure().unwrap();
+        assert_eq!(failure.error, first);
+        assert_eq!(failure.period, 1);
+        log.append_blocking(&record(2)).unwrap_err();
+        assert_eq!(log.failure().unwrap().period, 1, "still the same period");
+
+        std::fs::remove_file(&logs).unwrap();
+        std::fs::rename(&aside, &logs).unwrap();
+        log.append_blocking(&record(3)).unwrap();
+        assert_eq!(log.failure(), None, "one written batch is enough");
+
+        std::fs::rename(&logs, &aside).unwrap();
+        std::fs::write(&logs, "").unwrap();
+        log.append_blocking(&record(4)).unwrap_err();
+        assert_eq!(log.failure().unwrap().period, 2, "a new period");
     }
 }

@@ -1,37 +1,16 @@
 //! Owns [`ProjectsCall`]: the validated `Projects` tool input (§10.1); it must not decide
-//! permissions, read `local_path` or touch the project.
-//!
-//! Unlike Design arguments, a JSON `null` is an error here: the reference schema is a plain zod
-//! object whose optional fields accept a missing key but not `null`.
+//! permissions, read `local_path` or touch the project. The rule of each field is `fields`'s.
+
+mod fields;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::error::{json_type_name, CallError};
-use super::suggest::{shown, unknown_key_message};
-
-/// `path` length bounds, counted in Unicode scalar values.
-const PATH_MIN_CHARS: usize = 1;
-const PATH_MAX_CHARS: usize = 255;
-
-/// `n` bounds and default: how many search hits to return.
-const COUNT_MIN: u8 = 1;
-const COUNT_MAX: u8 = 15;
-const COUNT_DEFAULT: u8 = 5;
-
-/// The keys the schema declares, in documentation order (`force` is handled separately).
-const INPUT_KEYS: &[&str] = &[
-    "method",
-    "path",
-    "content",
-    "local_path",
-    "present_to_user",
-    "query",
-    "n",
-];
-
-/// Legacy key that `coerceInput` drops when it is a boolean.
-const LEGACY_FORCE: &str = "force";
+use fields::{
+    check_keys, optional_flag, optional_text, parse_count, parse_method, require_method_fields,
+    write_source, PATH_MAX_CHARS, PATH_MIN_CHARS,
+};
 
 /// The five Projects methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,169 +119,5 @@ impl ProjectsCall {
             query,
             n,
         })
-    }
-}
-
-/// Refuses unknown keys; a boolean `force` is the legacy flag and passes (it is dropped).
-fn check_keys(object: &Map<String, Value>) -> Result<(), CallError> {
-    match object.get(LEGACY_FORCE) {
-        None | Some(Value::Bool(_)) => {}
-        Some(other) => {
-            return Err(CallError::new(
-                LEGACY_FORCE,
-                format!(
-                    "`force` is no longer supported and may only be a boolean (ignored), not {}",
-                    json_type_name(other)
-                ),
-            ));
-        }
-    }
-    let unknown = object
-        .keys()
-        .map(String::as_str)
-        .filter(|key| *key != LEGACY_FORCE && !INPUT_KEYS.contains(key))
-        .min();
-    match unknown {
-        Some(key) => Err(CallError::new(
-            shown(key),
-            unknown_key_message(key, "the Projects input", INPUT_KEYS),
-        )),
-        None => Ok(()),
-    }
-}
-
-fn method_names() -> String {
-    ProjectsMethod::ALL
-        .iter()
-        .map(|method| method.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn parse_method(value: Option<&Value>) -> Result<ProjectsMethod, CallError> {
-    let Some(value) = value else {
-        return Err(CallError::new(
-            "method",
-            format!("`method` is required; use one of {}", method_names()),
-        ));
-    };
-    value
-        .as_str()
-        .and_then(ProjectsMethod::from_name)
-        .ok_or_else(|| {
-            CallError::new(
-                "method",
-                format!("`method` must be one of {}", method_names()),
-            )
-        })
-}
-
-/// An optional string whose length in Unicode scalar values is within `min..=max`.
-fn optional_text(
-    object: &Map<String, Value>,
-    key: &str,
-    min: usize,
-    max: Option<usize>,
-) -> Result<Option<String>, CallError> {
-    let text = match object.get(key) {
-        None => return Ok(None),
-        Some(Value::String(text)) => text,
-        Some(other) => {
-            return Err(CallError::new(
-                key,
-                format!("`{key}` must be a string, not {}", json_type_name(other)),
-            ));
-        }
-    };
-    let length = text.chars().count();
-    if length < min {
-        return Err(CallError::new(
-            key,
-            format!("`{key}` must be at least {min} character long"),
-        ));
-    }
-    if let Some(max) = max.filter(|max| length > *max) {
-        return Err(CallError::new(
-            key,
-            format!("`{key}` is {length} characters long; the limit is {max}"),
-        ));
-    }
-    Ok(Some(text.clone()))
-}
-
-fn optional_flag(object: &Map<String, Value>, key: &str) -> Result<bool, CallError> {
-    match object.get(key) {
-        None => Ok(false),
-        Some(Value::Bool(flag)) => Ok(*flag),
-        Some(other) => Err(CallError::new(
-            key,
-            format!("`{key}` must be a boolean, not {}", json_type_name(other)),
-        )),
-    }
-}
-
-/// `n`: a whole number from 1 to 15, default 5. `5.0` counts as whole (zod's `.int()` sees a
-/// JavaScript number); `2.5` and `"5"` do not.
-fn parse_count(value: Option<&Value>) -> Result<u8, CallError> {
-    let Some(value) = value else {
-        return Ok(COUNT_DEFAULT);
-    };
-    let whole = value.as_number().and_then(|number| {
-        number.as_u64().or_else(|| {
-            number
-                .as_f64()
-                .filter(|float| {
-                    float.fract() == 0.0 && (0.0..=f64::from(COUNT_MAX)).contains(float)
-                })
-                .map(|float| float as u64)
-        })
-    });
-    whole
-        .and_then(|whole| u8::try_from(whole).ok())
-        .filter(|count| (COUNT_MIN..=COUNT_MAX).contains(count))
-        .ok_or_else(|| {
-            CallError::new(
-                "n",
-                format!("`n` must be a whole number from {COUNT_MIN} to {COUNT_MAX}"),
-            )
-        })
-}
-
-fn require_method_fields(
-    method: ProjectsMethod,
-    has_path: bool,
-    has_query: bool,
-) -> Result<(), CallError> {
-    let name = method.as_str();
-    match method {
-        ProjectsMethod::ProjectRead
-        | ProjectsMethod::ProjectWrite
-        | ProjectsMethod::ProjectDelete
-            if !has_path =>
-        {
-            Err(CallError::new("path", format!("`{name}` needs `path`")))
-        }
-        ProjectsMethod::ProjectSearch if !has_query => {
-            Err(CallError::new("query", format!("`{name}` needs `query`")))
-        }
-        _ => Ok(()),
-    }
-}
-
-fn write_source(
-    content: Option<String>,
-    local_path: Option<String>,
-) -> Result<WriteSource, CallError> {
-    match (content, local_path) {
-        (Some(content), None) => Ok(WriteSource::Content(content)),
-        (None, Some(local_path)) => Ok(WriteSource::LocalPath(local_path)),
-        (Some(_), Some(_)) => Err(CallError::new(
-            "content",
-            "`project_write` takes exactly one of `content` or `local_path`, not both",
-        )),
-        (None, None) => Err(CallError::new(
-            "content",
-            "`project_write` needs exactly one of `content` or `local_path`",
-        )),
     }
 }

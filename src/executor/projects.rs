@@ -3,12 +3,14 @@
 //! core did), and every error it returns has the bearer tokens redacted.
 //!
 //! Map of the module:
-//! - `api`: the two routes, headers, 401 refresh, timeout and error texts;
+//! - `api`: the two routes, headers, 401 refresh and timeout, with the route table in
+//!   `api::action` and the body cap and error texts in `api::answer`;
 //! - `detail`: the project detail, `project_info` and the not-found message;
 //! - `read`: `project_read` and `project_search`;
 //! - `write`: `project_write` and `project_delete`;
 //! - `local_file`: the `local_path` checks, reading from the checked descriptor;
 //! - `save`: mode-0600 files in the spill directory;
+//! - `test_seam`: a one-shot action end-to-end tests arm to swap a `local_path` mid-read;
 //! - `error`: [`ProjectsError`].
 
 mod api;
@@ -17,6 +19,8 @@ pub mod error;
 pub(crate) mod local_file;
 mod read;
 mod save;
+#[doc(hidden)]
+pub mod test_seam;
 mod write;
 
 #[cfg(test)]

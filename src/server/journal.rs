@@ -1,6 +1,9 @@
 //! server::journal: writes the service's decisions, approvals and outcomes to the decision
 //! log. A decision is durable before its call goes upstream; when the log cannot be written
-//! the call is refused (unless configured otherwise) and the reason says why.
+//! the call is refused (unless configured otherwise) and the reason says why. What `/healthz`
+//! says about the log is `health`'s.
+
+mod health;
 
 use time::OffsetDateTime;
 
@@ -12,6 +15,9 @@ use crate::audit::record::{
 };
 use crate::audit::writer::DecisionLog;
 use crate::authz::Decision;
+use health::FailureStamps;
+
+pub use health::{LogHealth, LogState};
 
 /// The account name decisions are logged under (one upstream account per service).
 pub const ACCOUNT: &str = "default";
@@ -19,6 +25,7 @@ pub const ACCOUNT: &str = "default";
 pub struct Journal {
     log: Option<DecisionLog>,
     refuse_without_log: bool,
+    failures: FailureStamps,
 }
 
 impl Journal {
@@ -26,14 +33,12 @@ impl Journal {
         Self {
             log,
             refuse_without_log,
+            failures: FailureStamps::default(),
         }
     }
 
     pub fn disabled() -> Self {
-        Self {
-            log: None,
-            refuse_without_log: false,
-        }
+        Self::new(None, false)
     }
 
     pub fn is_enabled(&self) -> bool {
@@ -58,7 +63,7 @@ impl Journal {
         if let Some(shadow) = shadow {
             record = record.with_shadow(shadow);
         }
-        self.append(Record::Decision(Box::new(record))).await
+        self.append(Record::Decision(Box::new(record)), now).await
     }
 
     pub async fn approval(
@@ -79,7 +84,7 @@ impl Journal {
             action,
             by: by.to_string(),
         };
-        self.append(Record::Approval(record)).await
+        self.append(Record::Approval(record), now).await
     }
 
     /// Links an execution's outcome to its decision. Best effort: the call already ran.
@@ -106,14 +111,28 @@ impl Journal {
             },
             error_kind,
         };
-        if let Err(error) = self.append(Record::Outcome(record)).await {
+        if let Err(error) = self.append(Record::Outcome(record), now).await {
             tracing::warn!(%error, "outcome not logged");
         }
     }
 
-    async fn append(&self, record: Record) -> Result<(), ApiError> {
+    /// The log's state now; `None` when no log is configured. Once the writer reports a write
+    /// that succeeded, it is `ok` again.
+    pub fn health(&self, now: OffsetDateTime) -> Option<LogHealth> {
+        let log = self.log.as_ref()?;
+        Some(self.failures.health(log.failure().as_ref(), now))
+    }
+
+    async fn append(&self, record: Record, now: OffsetDateTime) -> Result<(), ApiError> {
         let Some(log) = &self.log else { return Ok(()) };
-        match log.append(&record).await {
+        let result = log.append(&record).await;
+        if result.is_err() {
+            // Stamped here, not at the next `/healthz`, so `since` is when writes began to fail.
+            if let Some(failure) = log.failure() {
+                self.failures.since(&failure, now);
+            }
+        }
+        match result {
             Ok(()) => Ok(()),
             Err(error) if self.refuse_without_log => Err(ApiError::Unavailable(format!(
                 "the decision log cannot be written ({error}); the call is refused"
@@ -123,5 +142,109 @@ impl Journal {
                 Ok(())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )]
+
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::audit::writer::{Durability, LogOptions};
+
+    /// The service clock of these tests: the epoch, then five minutes on.
+    const FIRST: OffsetDateTime = OffsetDateTime::UNIX_EPOCH;
+    const LATER: OffsetDateTime = FIRST.saturating_add(time::Duration::minutes(5));
+
+    /// A journal whose every write after the first lists its directory (one line per file), so
+    /// replacing the directory with a file makes writes fail until it is put back.
+    fn journal(logs: &Path, refuse_without_log: bool) -> Journal {
+        let options = LogOptions {
+            max_file_bytes: 1,
+            durability: Durability::None,
+        };
+        Journal::new(
+            Some(DecisionLog::open(logs, options).unwrap()),
+            refuse_without_log,
+        )
+    }
+
+    async fn write(journal: &Journal, now: OffsetDateTime) -> Result<(), ApiError> {
+        journal
+            .approval("d", "a", ApprovalAction::Approved, "approver", now)
+            .await
+    }
+
+    fn block(logs: &Path) -> PathBuf {
+        let aside = logs.with_extension("aside");
+        std::fs::rename(logs, &aside).unwrap();
+        std::fs::write(logs, "").unwrap();
+        aside
+    }
+
+    fn unblock(logs: &Path, aside: &Path) {
+        std::fs::remove_file(logs).unwrap();
+        std::fs::rename(aside, logs).unwrap();
+    }
+
+    fn ok() -> Option<LogHealth> {
+        Some(LogHealth {
+            state: LogState::Ok,
+            error: None,
+            since: None,
+        })
+    }
+
+    #[test]
+    fn no_log_has_no_health() {
+        assert_eq!(Journal::disabled().health(FIRST), None);
+    }
+
+    #[tokio::test]
+    async fn a_failing_log_is_reported_from_its_first_failure_until_a_write_succeeds() {
+        let work = tempfile::tempdir().unwrap();
+        let logs = work.path().join("logs");
+        let journal = journal(&logs, true);
+        assert_eq!(journal.health(FIRST), ok(), "nothing written yet");
+        write(&journal, FIRST).await.unwrap();
+        assert_eq!(journal.health(FIRST), ok());
+
+        let aside = block(&logs);
+        let refused = write(&journal, FIRST).await.unwrap_err();
+        assert!(refused.to_string().contains("decision log"), "{refused}");
+        write(&journal, LATER).await.unwrap_err();
+        let health = journal.health(LATER).unwrap();
+        assert!(health.is_failing());
+        assert_eq!(health.since.as_deref(), Some("1970-01-01T00:00:00.000Z"));
+        let error = health.error.unwrap();
+        assert!(error.contains(&logs.display().to_string()), "{error}");
+
+        unblock(&logs, &aside);
+        assert!(journal.health(LATER).unwrap().is_failing(), "until a write");
+        write(&journal, LATER).await.unwrap();
+        assert_eq!(journal.health(LATER), ok());
+
+        block(&logs);
+        write(&journal, LATER).await.unwrap_err();
+        let again = journal.health(LATER).unwrap();
+        assert_eq!(again.since.as_deref(), Some("1970-01-01T00:05:00.000Z"));
+    }
+
+    #[tokio::test]
+    async fn a_failing_log_is_reported_even_when_calls_go_on() {
+        let work = tempfile::tempdir().unwrap();
+        let logs = work.path().join("logs");
+        let journal = journal(&logs, false);
+        write(&journal, FIRST).await.unwrap();
+        block(&logs);
+        write(&journal, FIRST).await.unwrap();
+        assert!(journal.health(LATER).unwrap().is_failing());
     }
 }

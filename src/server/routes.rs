@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::caller::Role;
 use super::error::ApiError;
 use super::gateway::{AppState, Handled};
+use super::journal::LogHealth;
 use super::wire::{AuthorizeBody, CallBody, DecisionBody};
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
@@ -206,15 +207,18 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
         .load()
         .as_ref()
         .map(|shadow| shadow.hash().to_string());
+    let log = state.inner().journal.health(state.inner().clock.now());
     let degraded = reload
         .as_ref()
-        .is_some_and(|status| !status["last_error"].is_null());
+        .is_some_and(|status| !status["last_error"].is_null())
+        || log.as_ref().is_some_and(LogHealth::is_failing);
     Json(json!({
         "status": if degraded { "degraded" } else { "ok" },
         "snapshot": snapshot.hash(),
         "policies": snapshot.len(),
         "shadow": shadow,
         "reload": reload,
+        "log": log,
     }))
 }
 

@@ -1,7 +1,8 @@
 //! An unwritable decision log at the service level: a full disk (the current file is
 //! `/dev/full`, ENOSPC even for root) and then a log directory that is no longer a directory.
-//! Calls are refused with 503 naming the decision log, `/healthz` keeps answering, and the
-//! next call after the directory is restored succeeds and is logged.
+//! Calls are refused with 503 naming the decision log, `/healthz` keeps answering but says
+//! `degraded` with the log `failing` (the cause, and since when), and the next call after the
+//! directory is restored succeeds, is logged and turns `/healthz` back to `ok`.
 //!
 //! A healthy open log file cannot be made to fail for root while the service runs (the writer
 //! keeps its descriptor until an error or a 64 MiB rotation), so the disk is "full" from the
@@ -10,6 +11,7 @@
 use std::path::Path;
 
 use askgate::audit::{read_log, LogLine, Record};
+use serde_json::json;
 
 use super::harness::{delete_notes, Reply, Service, Setup};
 
@@ -18,6 +20,30 @@ fn assert_refused_naming_the_log(reply: &Reply) {
     let message = reply.body["error"]["message"].as_str().unwrap_or("");
     assert!(message.contains("decision log"), "{message}");
     assert!(message.contains("refused"), "{message}");
+}
+
+/// `/healthz` says degraded because the log is failing; returns the log's `since`.
+fn assert_degraded_by_the_log(health: &Reply, cause: &str) -> String {
+    assert_eq!(health.status, 200, "{}", health.body);
+    assert_eq!(health.text("status"), "degraded", "{}", health.body);
+    let log = &health.body["log"];
+    assert_eq!(log["state"], "failing", "{}", health.body);
+    let error = log["error"].as_str().unwrap_or("");
+    assert!(error.contains(cause), "{error}");
+    let since = log["since"].as_str().unwrap_or("");
+    assert!(since.ends_with('Z'), "{}", health.body);
+    since.to_string()
+}
+
+fn assert_healthy(health: &Reply) {
+    assert_eq!(health.status, 200, "{}", health.body);
+    assert_eq!(health.text("status"), "ok", "{}", health.body);
+    assert_eq!(
+        health.body["log"],
+        json!({"state": "ok", "error": null, "since": null}),
+        "{}",
+        health.body
+    );
 }
 
 fn logged_decisions(logs: &Path) -> Vec<String> {
@@ -46,29 +72,38 @@ async fn an_unwritable_log_refuses_calls_keeps_serving_and_recovers() {
         ..Setup::default()
     })
     .await;
+    assert_healthy(&service.healthz().await);
 
     // Disk full: the write fails with ENOSPC.
     let refused = service.authorize(&delete_notes("full")).await;
     assert_refused_naming_the_log(&refused);
     let message = refused.body["error"]["message"].as_str().unwrap_or("");
     assert!(message.contains("decisions-000001.jsonl"), "{message}");
-    assert_eq!(service.healthz().await.status, 200);
+    let since = assert_degraded_by_the_log(&service.healthz().await, "decisions-000001.jsonl");
 
     // Still unwritable: the directory is now a regular file, so no new file can be opened.
     let aside = work.path().join("aside");
     std::fs::rename(&logs, &aside).unwrap();
     std::fs::write(&logs, "").unwrap();
+    let directory = logs.display().to_string();
     for _ in 0..3 {
         assert_refused_naming_the_log(&service.authorize(&delete_notes("blocked")).await);
-        assert_eq!(service.healthz().await.status, 200);
+        let health = service.healthz().await;
+        // The latest cause is shown; the failure still dates from the full disk.
+        assert_eq!(assert_degraded_by_the_log(&health, &directory), since);
+        let error = health.body["log"]["error"].as_str().unwrap_or("");
+        assert!(!error.contains("decisions-000001.jsonl"), "{error}");
     }
 
     // Space returns: the directory is back (without the full device).
     std::fs::remove_file(&logs).unwrap();
     std::fs::rename(&aside, &logs).unwrap();
     std::fs::remove_file(&full).unwrap();
+    // Nothing was written since, so the log still counts as failing until a write succeeds.
+    assert_degraded_by_the_log(&service.healthz().await, &directory);
     let recovered = service.authorize(&delete_notes("recovered")).await;
     assert_eq!(recovered.status, 200, "{}", recovered.body);
+    assert_healthy(&service.healthz().await);
     let id = recovered.body["decision_id"].as_str().unwrap().to_string();
     let again = service.authorize(&delete_notes("recovered")).await;
     assert_eq!(again.status, 200, "{}", again.body);

@@ -1,0 +1,203 @@
+//! audit::writer::rotation: the writer thread's current file — which one is open, how full it
+//! is, and the move to the next file by size (names come from `audit::files`). It writes and
+//! syncs the bytes it is given; batching and acknowledging them is `commit`'s.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::super::files::{log_file_name, sequence_files};
+use super::{Durability, LogError, LogOptions};
+
+/// The writer thread's state: the open file, its sequence number and size.
+pub(super) struct Sink {
+    dir: PathBuf,
+    options: LogOptions,
+    file: Option<File>,
+    path: PathBuf,
+    sequence: u64,
+    size: u64,
+}
+
+impl Sink {
+    pub(super) fn new(dir: PathBuf, options: LogOptions) -> Self {
+        Self {
+            path: dir.join(log_file_name(1)),
+            dir,
+            options,
+            file: None,
+            sequence: 0,
+            size: 0,
+        }
+    }
+
+    /// True when a line of `line_bytes`, after `pending_bytes` not yet flushed, must go to the
+    /// next file: no file is open, or the current one has content and the line would pass the
+    /// limit (a line longer than the limit still gets a file of its own).
+    pub(super) fn must_rotate(&self, pending_bytes: u64, line_bytes: u64) -> bool {
+        let used = self.size.saturating_add(pending_bytes);
+        self.file.is_none() || (used > 0 && used + line_bytes > self.options.max_file_bytes)
+    }
+
+    /// Forgets the open file after a failed write, so the next move starts a new one.
+    pub(super) fn abandon_file(&mut self) {
+        self.file = None;
+    }
+
+    /// Writes and (per the options) syncs `bytes` to the current file.
+    pub(super) fn flush(&mut self, bytes: &[u8]) -> Result<(), LogError> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let path = &self.path;
+        let file = self.file.as_mut().ok_or(LogError::Closed)?;
+        file.write_all(bytes)
+            .map_err(|error| LogError::io(path, &error))?;
+        if self.options.durability == Durability::Fsync {
+            file.sync_data()
+                .map_err(|error| LogError::io(path, &error))?;
+        }
+        self.size += u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        Ok(())
+    }
+
+    /// Moves to the next file: the first open continues the last file when it has room and
+    /// ends cleanly; any later move starts a new one.
+    pub(super) fn rotate(&mut self) -> Result<(), LogError> {
+        if self.file.is_none() && self.sequence == 0 {
+            return self.open_current();
+        }
+        let last = self.last_sequence()?;
+        self.open_sequence(last.max(self.sequence) + 1)
+    }
+
+    pub(super) fn open_current(&mut self) -> Result<(), LogError> {
+        let last = self.last_sequence()?;
+        if last == 0 {
+            return self.open_sequence(1);
+        }
+        let path = self.dir.join(log_file_name(last));
+        let size = std::fs::metadata(&path)
+            .map_err(|error| LogError::io(&path, &error))?
+            .len();
+        if size < self.options.max_file_bytes && ends_cleanly(&path)? {
+            self.open_sequence(last)
+        } else {
+            self.open_sequence(last + 1)
+        }
+    }
+
+    fn last_sequence(&self) -> Result<u64, LogError> {
+        let files = sequence_files(&self.dir).map_err(|error| LogError::io(&self.dir, &error))?;
+        Ok(files.last().map_or(0, |(sequence, _)| *sequence))
+    }
+
+    fn open_sequence(&mut self, sequence: u64) -> Result<(), LogError> {
+        let path = self.dir.join(log_file_name(sequence));
+        self.file = None;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|error| LogError::io(&path, &error))?;
+        let size = file
+            .metadata()
+            .map_err(|error| LogError::io(&path, &error))?
+            .len();
+        if self.options.durability == Durability::Fsync {
+            // Make the new file's directory entry durable too.
+            if let Ok(directory) = File::open(&self.dir) {
+                let _ = directory.sync_all();
+            }
+        }
+        self.file = Some(file);
+        self.path = path;
+        self.sequence = sequence;
+        self.size = size;
+        Ok(())
+    }
+}
+
+/// True when the file is empty or its last byte is a newline.
+fn ends_cleanly(path: &Path) -> Result<bool, LogError> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path).map_err(|error| LogError::io(path, &error))?;
+    let length = file
+        .metadata()
+        .map_err(|error| LogError::io(path, &error))?
+        .len();
+    if length == 0 {
+        return Ok(true);
+    }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::End(-1))
+        .and_then(|_| file.read_exact(&mut last))
+        .map_err(|error| LogError::io(path, &error))?;
+    Ok(last == [b'\n'])
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )]
+
+    use super::super::tests::record;
+    use super::super::DecisionLog;
+    use super::*;
+
+    fn line_bytes() -> u64 {
+        record(0).to_line().unwrap().len() as u64
+    }
+
+    fn file_lines(dir: &Path) -> Vec<usize> {
+        sequence_files(dir)
+            .unwrap()
+            .iter()
+            .map(|(_, path)| std::fs::read_to_string(path).unwrap().lines().count())
+            .collect()
+    }
+
+    fn write(dir: &Path, max_file_bytes: u64, count: u32, durability: Durability) {
+        let options = LogOptions {
+            max_file_bytes,
+            durability,
+        };
+        let log = DecisionLog::open(dir, options).unwrap();
+        for id in 0..count {
+            log.append_blocking(&record(id)).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_file_fills_exactly_to_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), 2 * line_bytes(), 5, Durability::Fsync);
+        assert_eq!(file_lines(dir.path()), vec![2, 2, 1]);
+    }
+
+    #[test]
+    fn one_byte_under_the_limit_moves_each_line_on() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), 2 * line_bytes() - 1, 3, Durability::None);
+        assert_eq!(file_lines(dir.path()), vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_still_gets_written() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), 1, 2, Durability::Fsync);
+        assert_eq!(file_lines(dir.path()), vec![1, 1]);
+    }
+
+    #[test]
+    fn reopening_continues_a_clean_file_with_room() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), 10 * line_bytes(), 2, Durability::Fsync);
+        write(dir.path(), 10 * line_bytes(), 2, Durability::Fsync);
+        assert_eq!(file_lines(dir.path()), vec![4]);
+    }
+}

@@ -1,0 +1,105 @@
+//! server::config::raw: the configuration as written — the JSON file format (unknown keys
+//! refused), the `ASKGATE_*` environment variables, and the layering of one source over another
+//! (later wins). Values are not checked here; that is `Config::validate`'s.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::super::caller::Role;
+use super::ConfigError;
+use crate::facts::Environment;
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RawCaller {
+    pub token: String,
+    pub role: Role,
+    pub principal: String,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RawUpstreamCredentials {
+    pub access_token: String,
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+    #[serde(default)]
+    pub session_token: Option<String>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub listen: Option<String>,
+    pub upstream: Option<String>,
+    pub policies: Option<Vec<PathBuf>>,
+    pub baseline: Option<PathBuf>,
+    pub callers: Option<Vec<RawCaller>>,
+    pub environment: Option<Environment>,
+    pub approval_ttl_seconds: Option<u64>,
+    pub upstream_credentials: Option<RawUpstreamCredentials>,
+    pub org_uuid: Option<String>,
+    pub spill_dir: Option<PathBuf>,
+    pub working_dir: Option<PathBuf>,
+    /// Shadow policy directories: evaluated beside the live set, logged, never enforced.
+    pub shadow_policies: Option<Vec<PathBuf>>,
+    /// Decision log directory; `None` disables the log.
+    pub log_dir: Option<PathBuf>,
+    /// `refuse` (default): calls are refused when the log cannot be written; `allow`.
+    pub log_failure: Option<String>,
+    /// `fsync` (default) or `none`.
+    pub log_durability: Option<String>,
+}
+
+impl RawConfig {
+    pub fn from_file(path: &std::path::Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            ConfigError::new(
+                "config",
+                format!("cannot read `{}`: {error}", path.display()),
+            )
+        })?;
+        serde_json::from_str(&text)
+            .map_err(|error| ConfigError::new("config", format!("`{}`: {error}", path.display())))
+    }
+
+    /// `ASKGATE_LISTEN`, `ASKGATE_UPSTREAM`, `ASKGATE_POLICIES` (colon-separated directories).
+    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Self {
+        Self {
+            listen: get("ASKGATE_LISTEN"),
+            upstream: get("ASKGATE_UPSTREAM"),
+            policies: get("ASKGATE_POLICIES").map(|dirs| {
+                dirs.split(':')
+                    .filter(|d| !d.is_empty())
+                    .map(PathBuf::from)
+                    .collect()
+            }),
+            log_dir: get("ASKGATE_LOG_DIR").map(PathBuf::from),
+            ..Self::default()
+        }
+    }
+
+    /// Fields set in `higher` replace these.
+    pub fn overridden_by(self, higher: Self) -> Self {
+        Self {
+            listen: higher.listen.or(self.listen),
+            upstream: higher.upstream.or(self.upstream),
+            policies: higher.policies.or(self.policies),
+            baseline: higher.baseline.or(self.baseline),
+            callers: higher.callers.or(self.callers),
+            environment: higher.environment.or(self.environment),
+            approval_ttl_seconds: higher.approval_ttl_seconds.or(self.approval_ttl_seconds),
+            upstream_credentials: higher.upstream_credentials.or(self.upstream_credentials),
+            org_uuid: higher.org_uuid.or(self.org_uuid),
+            spill_dir: higher.spill_dir.or(self.spill_dir),
+            working_dir: higher.working_dir.or(self.working_dir),
+            shadow_policies: higher.shadow_policies.or(self.shadow_policies),
+            log_dir: higher.log_dir.or(self.log_dir),
+            log_failure: higher.log_failure.or(self.log_failure),
+            log_durability: higher.log_durability.or(self.log_durability),
+        }
+    }
+}
