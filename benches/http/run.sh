@@ -11,6 +11,7 @@
 #   plan-write POST /v1/authorize       write_files covered by the approved plan (allow)
 #   proxied    POST /v1/design/call     get_project, decided then executed upstream
 #   direct     POST <sandbox>/v1/design/mcp  the same tools/call straight to the sandbox
+#   *-c1       the same at one connection (latency without queueing)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-10s}
@@ -79,6 +80,10 @@ run read "http://127.0.0.1:$PORT/v1/authorize" read.json $AGENT
 run plan-write "http://127.0.0.1:$PORT/v1/authorize" plan.json $AGENT
 run proxied "http://127.0.0.1:$PORT/v1/design/call" call.json $AGENT
 run direct "$SANDBOX/v1/design/mcp" mcp.json sandbox-access-token Mcp-Session-Id "$MCP_SESSION"
-# Latency of one call at a time (no queueing): the gateway's overhead on a proxied call.
+# Latency of one call at a time (no queueing): the gateway's overhead on a proxied call. A
+# proxied call crosses two loopback HTTP hops (agent -> askgate -> upstream) where a direct
+# call crosses one; floor-c1 is the cost of the extra hop alone.
+CONNECTIONS=1 run floor-c1 "http://127.0.0.1:$PORT/_bench/floor" read.json $AGENT
+CONNECTIONS=1 run read-c1 "http://127.0.0.1:$PORT/v1/authorize" read.json $AGENT
 CONNECTIONS=1 run proxied-c1 "http://127.0.0.1:$PORT/v1/design/call" call.json $AGENT
 CONNECTIONS=1 run direct-c1 "$SANDBOX/v1/design/mcp" mcp.json sandbox-access-token Mcp-Session-Id "$MCP_SESSION"

@@ -5,8 +5,10 @@
 //!
 //! It never decides anything itself: a miss is evaluated by Cedar and remembered as answered.
 
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use cedar_policy::EntityUid;
 use dashmap::DashMap;
@@ -23,8 +25,24 @@ const CALL_LIMIT: usize = 16_384;
 
 #[derive(Debug, Default)]
 pub struct Memo {
-    targets: DashMap<String, Arc<Answer>>,
+    /// Per call shape (principal, action, resource, project, operation): answers by path, so
+    /// a call's targets cost one shape lookup and one borrowed lookup each.
+    targets: DashMap<String, Arc<TargetAnswers>>,
+    target_count: AtomicUsize,
     calls: DashMap<CallKey, Remembered>,
+}
+
+/// The remembered target answers of one call shape, by normalized path.
+#[derive(Debug, Default)]
+pub struct TargetAnswers {
+    by_path: RwLock<HashMap<String, Arc<Answer>>>,
+}
+
+impl TargetAnswers {
+    pub fn get(&self, path: &str) -> Option<Arc<Answer>> {
+        let answers = self.by_path.read().unwrap_or_else(PoisonError::into_inner);
+        answers.get(path).map(Arc::clone)
+    }
 }
 
 /// A call request without its clock: principal, action, resource and every other context
@@ -52,22 +70,30 @@ impl Remembered {
 }
 
 impl Memo {
-    pub fn target(&self, key: &str) -> Option<Arc<Answer>> {
-        self.targets
-            .get(key)
-            .map(|answer| Arc::clone(answer.value()))
+    /// The target answers remembered for one call shape (created empty when new).
+    pub fn targets_of(&self, shape: &str) -> Arc<TargetAnswers> {
+        if let Some(answers) = self.targets.get(shape) {
+            return Arc::clone(answers.value());
+        }
+        Arc::clone(self.targets.entry(shape.to_string()).or_default().value())
     }
 
-    pub fn remember_target(&self, key: String, answer: Arc<Answer>) {
-        if self.targets.len() >= TARGET_LIMIT {
+    pub fn remember_target(&self, answers: &TargetAnswers, path: &str, answer: Arc<Answer>) {
+        if self.target_count.fetch_add(1, Ordering::Relaxed) >= TARGET_LIMIT {
             self.targets.clear();
+            self.target_count.store(0, Ordering::Relaxed);
         }
-        self.targets.insert(key, answer);
+        let mut by_path = answers
+            .by_path
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        by_path.insert(path.to_string(), answer);
     }
 
     /// Forgets every remembered answer.
     pub fn clear(&self) {
         self.targets.clear();
+        self.target_count.store(0, Ordering::Relaxed);
         self.calls.clear();
     }
 

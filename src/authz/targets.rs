@@ -14,6 +14,7 @@ use cedar_policy::{EntityUid, PolicyId};
 use super::context::TargetContext;
 use super::decision::{BlockedTarget, EvaluatedRequest, Question, RequestContext, TargetRequest};
 use super::evaluate::{evaluate, Answer};
+use super::memo::TargetAnswers;
 use super::reason::policy_ids;
 use super::snapshot::PolicySnapshot;
 use super::EvaluationError;
@@ -44,7 +45,7 @@ struct Shared {
     resource: Arc<str>,
     project_id: Arc<str>,
     operation: Arc<str>,
-    /// The memo key up to the path.
+    /// The call shape the memo keeps this call's target answers under.
     key_prefix: String,
 }
 
@@ -58,11 +59,12 @@ pub fn classify(
     let mut determining: BTreeSet<PolicyId> = BTreeSet::new();
     let mut seen = HashSet::with_capacity(targets.len());
     result.requests.reserve(targets.len());
+    let remembered = snapshot.memo().targets_of(&shared.key_prefix);
     for (index, target) in targets.iter().enumerate() {
         if !seen.insert(target.normalized.as_str()) {
             continue;
         }
-        let (answer, memoized) = answer(snapshot, call, &shared, target);
+        let (answer, memoized) = answer(snapshot, call, &remembered, target);
         match answer.as_deref() {
             Ok(answer) if answer.is_clean_allow() => {
                 determining.extend(answer.permits.iter().cloned())
@@ -125,13 +127,10 @@ fn shared(call: &TargetCall<'_>) -> Shared {
 fn answer(
     snapshot: &PolicySnapshot,
     call: &TargetCall<'_>,
-    shared: &Shared,
+    remembered: &TargetAnswers,
     target: &TargetFacts,
 ) -> (Result<Arc<Answer>, EvaluationError>, bool) {
-    let mut key = String::with_capacity(shared.key_prefix.len() + target.normalized.len());
-    key.push_str(&shared.key_prefix);
-    key.push_str(&target.normalized);
-    if let Some(answer) = snapshot.memo().target(&key) {
+    if let Some(answer) = remembered.get(&target.normalized) {
         return (Ok(answer), true);
     }
     let context = TargetContext::of(target, call.project_id, call.operation);
@@ -140,7 +139,9 @@ fn answer(
         .and_then(|cedar| evaluate(snapshot, call.principal, call.action, call.resource, cedar))
         .map(Arc::new);
     if let Ok(answer) = &evaluated {
-        snapshot.memo().remember_target(key, Arc::clone(answer));
+        snapshot
+            .memo()
+            .remember_target(remembered, &target.normalized, Arc::clone(answer));
     }
     (evaluated, false)
 }

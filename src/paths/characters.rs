@@ -35,7 +35,18 @@ fn rejected_class(c: char) -> Option<&'static str> {
 
 /// The first character of `path` in the rejected set.
 pub fn rejected_character(path: &str) -> Option<char> {
-    path.chars().find(|c| rejected_class(*c).is_some())
+    path.chars().find(|c| is_rejected(*c))
+}
+
+/// `rejected_class(c).is_some()`, answering ASCII (nearly every path) without the table.
+fn is_rejected(c: char) -> bool {
+    if c.is_ascii() {
+        return matches!(
+            c,
+            '\u{0000}'..='\u{001F}' | '\u{007F}' | '#' | '?' | ',' | ':' | '[' | ']'
+        );
+    }
+    rejected_class(c).is_some()
 }
 
 /// Named class of a rejected character for messages; `"not rejected"` for any other character.
@@ -72,6 +83,13 @@ mod tests {
         clippy::panic
     )]
     use super::*;
+
+    #[test]
+    fn the_ascii_shortcut_agrees_with_the_table_for_every_code_point() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            assert_eq!(is_rejected(c), rejected_class(c).is_some(), "{:?}", c);
+        }
+    }
 
     /// (first, last, class, code point just below, code point just above); a neighbour is
     /// `None` when it belongs to the adjacent rejected range instead (U+2029 / U+202A) or

@@ -53,6 +53,9 @@ impl Journal {
         shadow: Option<&Decision>,
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
+        if !self.is_enabled() {
+            return Ok(());
+        }
         let origin = DecisionOrigin {
             id: prepared.decision_id.clone(),
             time: now,
