@@ -13,7 +13,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use cedar_policy::EntityUid;
 use dashmap::DashMap;
 
-use super::context::CallContext;
+use super::context::{CallContext, SurfaceContext};
 use super::evaluate::{evaluate, Answer};
 use super::snapshot::PolicySnapshot;
 use super::time_use::{Threshold, TimeUse};
@@ -21,7 +21,9 @@ use super::EvaluationError;
 
 /// How many answers of each kind a snapshot remembers before it starts over.
 const TARGET_LIMIT: usize = 65_536;
-const CALL_LIMIT: usize = 16_384;
+/// Calls are bounded by weight, not count: one per request plus one per path it carries, so a
+/// memo of 256-target batches stays as small as one of reads (about 10 MB at most).
+const CALL_WEIGHT_LIMIT: usize = 262_144;
 
 #[derive(Debug, Default)]
 pub struct Memo {
@@ -30,6 +32,7 @@ pub struct Memo {
     targets: DashMap<String, Arc<TargetAnswers>>,
     target_count: AtomicUsize,
     calls: DashMap<CallKey, Remembered>,
+    call_weight: AtomicUsize,
 }
 
 /// The remembered target answers of one call shape, by normalized path.
@@ -95,6 +98,7 @@ impl Memo {
         self.targets.clear();
         self.target_count.store(0, Ordering::Relaxed);
         self.calls.clear();
+        self.call_weight.store(0, Ordering::Relaxed);
     }
 
     /// How many call answers are remembered.
@@ -125,8 +129,10 @@ pub fn call_answer(
     )?);
     let time_use = snapshot.index().time_use(&key.action, &key.resource);
     if let Some((after, before)) = window(&time_use, &key.context) {
-        if memo.calls.len() >= CALL_LIMIT {
+        let weight = weight(&key.context);
+        if memo.call_weight.fetch_add(weight, Ordering::Relaxed) + weight > CALL_WEIGHT_LIMIT {
             memo.calls.clear();
+            memo.call_weight.store(weight, Ordering::Relaxed);
         }
         let remembered = Remembered {
             after,
@@ -136,6 +142,17 @@ pub fn call_answer(
         memo.calls.insert(key, remembered);
     }
     Ok((answer, false))
+}
+
+/// One for the request and one for each path it carries.
+fn weight(context: &CallContext) -> usize {
+    let paths = match &context.surface {
+        SurfaceContext::Design(design) => {
+            design.targets.paths.len() + design.plan.writes.len() + design.plan.deletes.len()
+        }
+        SurfaceContext::Projects(_) => 0,
+    };
+    1 + paths
 }
 
 /// The open interval around `context.now` in which no threshold is crossed, so every

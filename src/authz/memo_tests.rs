@@ -138,3 +138,25 @@ fn clearing_forgets_every_answer() {
     let fresh = decide(&covered_write("2026-11-30T10:00:00Z"), &snapshot);
     assert!(!remembered(&fresh));
 }
+
+#[test]
+fn the_memo_is_bounded_by_the_paths_it_holds() {
+    let snapshot = snapshot_with(&[]);
+    let files: Vec<_> = (0..200)
+        .map(|index| json!({"path": format!("site/f{index}.html"), "data": "x"}))
+        .collect();
+    // 800 distinct calls (one feature flag each), each two requests of 200 paths: more than the
+    // weight limit (262,144, one per request and per path) holds.
+    for flag in 0..800 {
+        let mut scenario = covered_write("2026-11-30T10:00:00Z");
+        scenario.call.input["arguments"]["files"] = json!(files);
+        scenario
+            .environment
+            .feature_flags
+            .insert(format!("flag-{flag}"), true);
+        decide(&scenario, &snapshot);
+    }
+    let remembered = snapshot.memo().calls_len();
+    assert!(remembered > 0);
+    assert!(remembered * 201 <= 262_144, "{remembered} calls remembered");
+}
