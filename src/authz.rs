@@ -2,11 +2,13 @@
 //! no I/O. Rust gathers facts (`crate::facts`) and maps Cedar's answer; the rules are the
 //! `.cedar` files.
 //!
-//! Map: `snapshot` (validated policy set + metadata + hash), `index` (per-action/resource
-//! slices), `context` (typed request contexts mirroring the schema), `evaluate` (one question
-//! against the slices), `targets` (per-target classification), `decide` (the two questions and
-//! deny > ask > allow), `card` (approval cards), `reason` (reason text), `baseline` (the
-//! embedded shipped policies), `problem` (load errors).
+//! Map: `snapshot` (validated policy set + metadata + hash), `load` (parsing, annotations,
+//! strict validation), `index` (per-action/resource slices), `time_use` (what each policy
+//! compares the clock with), `memo` (answers remembered per snapshot), `context` (typed request
+//! contexts mirroring the schema), `evaluate` (one question against the slices), `targets`
+//! (per-target classification), `decide` (the two questions and deny > ask > allow), `card`
+//! (approval cards), `reason` (reason text), `baseline` (the embedded shipped policies),
+//! `problem` (load errors).
 
 pub mod baseline;
 pub mod card;
@@ -15,6 +17,7 @@ pub mod decide;
 pub mod decision;
 pub mod evaluate;
 pub mod index;
+pub mod load;
 pub mod memo;
 pub mod problem;
 pub mod reason;

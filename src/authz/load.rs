@@ -1,0 +1,227 @@
+//! authz::load: reads policy and schema sources into a policy set with per-policy metadata —
+//! parsing, the `@id` / `@reason` / `@ask` annotations, strict validation against the schema,
+//! the line each problem is on, and the content hash. Every problem of every file is
+//! collected; it never reads files itself.
+
+use std::collections::{BTreeSet, HashMap};
+use std::str::FromStr;
+
+use cedar_policy::{Effect, PolicyId, PolicySet, Schema, ValidationMode, Validator};
+use sha2::{Digest, Sha256};
+
+use super::problem::{line_of_offset, LoadError, LoadProblem};
+use super::snapshot::{PolicyMeta, Source};
+use crate::authz::ApprovalKind;
+
+pub(super) fn parse_schema(schema: &Source) -> Result<Schema, LoadError> {
+    Schema::from_str(&schema.text).map_err(|error| {
+        let line = first_label_offset(&error).map(|offset| line_of_offset(&schema.text, offset));
+        LoadError::single(LoadProblem::in_file(&schema.name, line, render(&error)))
+    })
+}
+
+pub(super) fn load_source(
+    source: &Source,
+    policies: &mut PolicySet,
+    meta: &mut HashMap<PolicyId, PolicyMeta>,
+    problems: &mut Vec<LoadProblem>,
+) {
+    let parsed = match PolicySet::from_str(&source.text) {
+        Ok(parsed) => parsed,
+        Err(errors) => {
+            for error in errors.iter() {
+                let line =
+                    first_label_offset(error).map(|offset| line_of_offset(&source.text, offset));
+                problems.push(LoadProblem::in_file(&source.name, line, render(error)));
+            }
+            return;
+        }
+    };
+    if parsed.templates().next().is_some() {
+        problems.push(LoadProblem::in_file(
+            &source.name,
+            None,
+            "templates are not supported in policy files: write static policies".to_string(),
+        ));
+    }
+    let mut search_from = 0;
+    for policy in parsed.policies() {
+        let line = locate(&source.text, policy.to_cedar().as_deref(), &mut search_from);
+        match read_meta(policy, &source.name, line) {
+            Ok(policy_meta) => {
+                let id = PolicyId::new(policy_meta.id.clone());
+                if let Some(existing) = meta.get(&id) {
+                    problems.push(LoadProblem::at_policy(
+                        &source.name,
+                        line,
+                        &policy_meta.id,
+                        format!(
+                            "duplicate @id `{}` (first defined in {}:{})",
+                            policy_meta.id, existing.file, existing.line
+                        ),
+                    ));
+                    continue;
+                }
+                if let Err(error) = policies.add(policy.new_id(id.clone())) {
+                    problems.push(LoadProblem::in_file(
+                        &source.name,
+                        Some(line),
+                        error.to_string(),
+                    ));
+                    continue;
+                }
+                meta.insert(id, policy_meta);
+            }
+            Err(problem) => problems.push(problem),
+        }
+    }
+}
+
+fn read_meta(
+    policy: &cedar_policy::Policy,
+    file: &str,
+    line: usize,
+) -> Result<PolicyMeta, LoadProblem> {
+    let Some(id) = policy.annotation("id").map(str::to_string) else {
+        return Err(LoadProblem::in_file(
+            file,
+            Some(line),
+            "policy has no @id annotation".to_string(),
+        ));
+    };
+    if id.trim().is_empty() || id.chars().any(char::is_whitespace) {
+        return Err(LoadProblem::at_policy(
+            file,
+            line,
+            &id,
+            format!("@id `{id}` must be non-empty without whitespace"),
+        ));
+    }
+    let Some(reason) = policy.annotation("reason").map(str::to_string) else {
+        return Err(LoadProblem::at_policy(
+            file,
+            line,
+            &id,
+            format!("policy `{id}` has no @reason annotation"),
+        ));
+    };
+    let ask = match policy.annotation("ask") {
+        None => None,
+        Some(kind) => match ApprovalKind::from_str(kind) {
+            Ok(kind) if policy.effect() == Effect::Forbid => Some(kind),
+            Ok(_) => {
+                return Err(LoadProblem::at_policy(
+                    file,
+                    line,
+                    &id,
+                    format!("@ask is only meaningful on a forbid (policy `{id}` is a permit)"),
+                ))
+            }
+            Err(()) => {
+                return Err(LoadProblem::at_policy(
+                    file,
+                    line,
+                    &id,
+                    format!(
+                        "@ask(`{kind}`) is not an approval kind: use consent, grant, plan or batch"
+                    ),
+                ))
+            }
+        },
+    };
+    Ok(PolicyMeta {
+        id,
+        file: file.to_string(),
+        line,
+        effect: policy.effect(),
+        reason,
+        ask,
+    })
+}
+
+pub(super) fn validate(
+    schema: &Schema,
+    policies: &PolicySet,
+    meta: &HashMap<PolicyId, PolicyMeta>,
+    sources: &[Source],
+    problems: &mut Vec<LoadProblem>,
+) {
+    let result = Validator::new(schema.clone()).validate(policies, ValidationMode::Strict);
+    for error in result.validation_errors() {
+        let policy_meta = meta.get(error.policy_id());
+        let file = policy_meta.map_or("<unknown>", |m| m.file.as_str());
+        let text = sources
+            .iter()
+            .find(|s| s.name == file)
+            .map_or("", |s| s.text.as_str());
+        let line = first_label_offset(error)
+            .map(|offset| line_of_offset(text, offset))
+            .or(policy_meta.map(|m| m.line))
+            .unwrap_or(1);
+        let id = policy_meta.map_or_else(|| error.policy_id().to_string(), |m| m.id.clone());
+        problems.push(LoadProblem::at_policy(file, line, &id, render(error)));
+    }
+}
+
+/// The line where the policy's own text starts, searching forward from the previous policy.
+fn locate(text: &str, policy_text: Option<&str>, search_from: &mut usize) -> usize {
+    let Some(policy_text) = policy_text else {
+        return line_of_offset(text, *search_from);
+    };
+    let rest = text.get(*search_from..).unwrap_or("");
+    match rest.find(policy_text) {
+        Some(found) => {
+            let offset = *search_from + found;
+            *search_from = offset + policy_text.len();
+            line_of_offset(text, offset)
+        }
+        None => line_of_offset(text, *search_from),
+    }
+}
+
+fn first_label_offset(error: &dyn miette::Diagnostic) -> Option<usize> {
+    error
+        .labels()
+        .and_then(|mut labels| labels.next())
+        .map(|label| label.offset())
+}
+
+/// The error with its causes and help, on one line.
+fn render(error: &dyn miette::Diagnostic) -> String {
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    if let Some(help) = error.help() {
+        message.push_str(&format!(" (help: {help})"));
+    }
+    message
+}
+
+pub(super) fn content_hash(schema: &Source, sources: &[Source]) -> String {
+    let mut hasher = Sha256::new();
+    let ordered: BTreeSet<(&str, &str)> = sources
+        .iter()
+        .map(|s| (s.name.as_str(), s.text.as_str()))
+        .collect();
+    hasher.update(schema.text.as_bytes());
+    for (name, text) in ordered {
+        hasher.update([0u8]);
+        hasher.update(name.as_bytes());
+        hasher.update([0u8]);
+        hasher.update(text.as_bytes());
+    }
+    let digest = hasher.finalize();
+    let hex: String = digest
+        .iter()
+        .take(8)
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    format!("sha256:{hex}")
+}
