@@ -12,6 +12,7 @@
 #   proxied    POST /v1/design/call     get_project, decided then executed upstream
 #   direct     POST <sandbox>/v1/design/mcp  the same tools/call straight to the sandbox
 #   *-c1       the same at one connection (latency without queueing)
+#   *-upstream-2ms  proxied and direct at one connection with the sandbox answering in 2 ms
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-10s}
@@ -87,3 +88,9 @@ CONNECTIONS=1 run floor-c1 "http://127.0.0.1:$PORT/_bench/floor" read.json $AGEN
 CONNECTIONS=1 run read-c1 "http://127.0.0.1:$PORT/v1/authorize" read.json $AGENT
 CONNECTIONS=1 run proxied-c1 "http://127.0.0.1:$PORT/v1/design/call" call.json $AGENT
 CONNECTIONS=1 run direct-c1 "$SANDBOX/v1/design/mcp" mcp.json sandbox-access-token Mcp-Session-Id "$MCP_SESSION"
+# The same pair against an upstream that takes 2 ms per call (the sandbox's delay fault on
+# every get_project), closer to a real remote service: what the gateway adds, relatively.
+curl -sf -X POST "$SANDBOX/_sandbox/faults" -H 'content-type: application/json' \
+  -d '{"fault":"delay","ms":2,"count":4000000000,"tool":"get_project"}' >/dev/null
+CONNECTIONS=1 run proxied-c1-upstream-2ms "http://127.0.0.1:$PORT/v1/design/call" call.json $AGENT
+CONNECTIONS=1 run direct-c1-upstream-2ms "$SANDBOX/v1/design/mcp" mcp.json sandbox-access-token Mcp-Session-Id "$MCP_SESSION"

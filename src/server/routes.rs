@@ -35,7 +35,7 @@ pub async fn authorize(
     if body.explain {
         out.requests = Some(&decision.requests);
     }
-    Ok(Json(json!(out)).into_response())
+    Ok(Json(out).into_response())
 }
 
 pub async fn design_call(
@@ -68,19 +68,20 @@ async fn tool_call(
         Handled::Allowed { decision, result } => {
             let mut out = DecisionBody::new(&decision_id, &decision);
             out.result = Some(result);
-            (StatusCode::OK, Json(json!(out)))
+            (StatusCode::OK, Json(out)).into_response()
         }
         Handled::Asked { decision, approval } => {
             let mut out = DecisionBody::new(&decision_id, &decision);
             out.approval = Some(json!(approval));
-            (StatusCode::ACCEPTED, Json(json!(out)))
+            (StatusCode::ACCEPTED, Json(out)).into_response()
         }
         Handled::Denied { decision } => (
             StatusCode::FORBIDDEN,
-            Json(json!(DecisionBody::new(&decision_id, &decision))),
-        ),
+            Json(DecisionBody::new(&decision_id, &decision)),
+        )
+            .into_response(),
     };
-    Ok(response.into_response())
+    Ok(response)
 }
 
 pub async fn list_approvals(
