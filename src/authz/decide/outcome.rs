@@ -114,28 +114,28 @@ impl Run<'_> {
         if outcome != Outcome::Allow {
             reason.push_str(&blocked_detail(&self.blocked));
         }
-        Decision {
-            decision: outcome,
-            reason,
-            policies: policy_ids(self.snapshot, policies),
-            approval,
-            errors: std::mem::take(&mut self.errors),
-            target_policies: std::mem::take(&mut self.target_policies)
-                .into_iter()
-                .collect(),
-            blocked_targets: std::mem::take(&mut self.blocked),
-            snapshot: self.snapshot.hash().to_string(),
-            requests: std::mem::take(&mut self.requests),
-        }
+        let policies = policy_ids(self.snapshot, policies);
+        self.decision(outcome, reason, policies, approval)
     }
 
     pub(super) fn failed(&mut self, error: &EvaluationError) -> Decision {
         self.errors.push(error.to_string());
+        self.decision(Outcome::Deny, format!("denied: {error}"), Vec::new(), None)
+    }
+
+    /// The decision, taking what the run collected (errors, targets, requests).
+    fn decision(
+        &mut self,
+        outcome: Outcome,
+        reason: String,
+        policies: Vec<String>,
+        approval: Option<Approval>,
+    ) -> Decision {
         Decision {
-            decision: Outcome::Deny,
-            reason: format!("denied: {error}"),
-            policies: Vec::new(),
-            approval: None,
+            decision: outcome,
+            reason,
+            policies,
+            approval,
             errors: std::mem::take(&mut self.errors),
             target_policies: std::mem::take(&mut self.target_policies)
                 .into_iter()
