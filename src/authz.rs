@@ -7,7 +7,7 @@
 //! compares the clock with), `memo` (answers remembered per snapshot), `context` (typed request
 //! contexts mirroring the schema), `evaluate` (one question against the slices), `targets`
 //! (per-target classification), `decide` (the two questions and deny > ask > allow), `card`
-//! (approval cards), `reason` (reason text), `baseline` (the embedded shipped policies),
+//! (approval cards), `requests` (the Cedar requests a decision asked), `reason` (reason text), `baseline` (the embedded shipped policies),
 //! `problem` (load errors).
 
 pub mod baseline;
@@ -21,6 +21,7 @@ pub mod load;
 pub mod memo;
 pub mod problem;
 pub mod reason;
+pub mod requests;
 pub mod snapshot;
 pub mod targets;
 pub mod time_use;

@@ -4,7 +4,8 @@
 //!
 //! Map: `session` and `environment` (the caller-supplied facts), `observations` (what the
 //! upstream said: server grants, project identities, catalog, project data), `design` and
-//! `projects` (per-surface gathering), `entity` (Cedar entity references).
+//! `projects` (per-surface gathering), `targets` (a Design call's target facts, remembered by
+//! path list), `entity` (Cedar entity references).
 
 pub mod design;
 pub mod entity;
@@ -12,6 +13,7 @@ pub mod environment;
 pub mod observations;
 pub mod projects;
 pub mod session;
+pub mod targets;
 
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +34,7 @@ pub struct CallFacts {
     pub action: String,
     pub resource: EntityRef,
     /// The request context with no approvals; target verdict before target policies.
-    pub context: CallContext,
+    pub context: std::sync::Arc<CallContext>,
     /// The Design target paths in argument order (empty when not enumerable or over 256).
     pub targets: std::sync::Arc<Vec<TargetFacts>>,
     /// The project's sanitized, server-verified identity, when it could be built.
@@ -47,7 +49,7 @@ pub struct CallSummary {
     pub operation: String,
     pub project_id: Option<String>,
     /// Normalized target paths in argument order (Design), or the path (Projects).
-    pub targets: Vec<String>,
+    pub targets: std::sync::Arc<[String]>,
     /// finalize_plan's requested writes and deletes, normalized.
     pub plan_writes: Vec<String>,
     pub plan_deletes: Vec<String>,

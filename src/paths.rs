@@ -17,6 +17,10 @@ pub use normalize::{normalize, target_facts, TargetFacts};
 pub use project_id::{is_displayable_project_id, is_strict_project_id, project_key};
 pub use targets::{enumerate_targets, Enumeration, TargetSet};
 
+/// A set of normalized paths, shared rather than copied between a plan, the facts of every
+/// call that matches against it, and the decision memo's keys.
+pub type PathSet = std::sync::Arc<std::collections::BTreeSet<String>>;
+
 /// Most targets one call may name and still pass the target verdict (`u0f`); enumeration
 /// itself lists them all.
 pub const MAX_TARGETS: usize = 256;

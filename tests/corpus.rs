@@ -83,7 +83,7 @@ fn every_decision_from_the_memo_is_the_decision_cedar_gives() {
         let (Some(mut first), Some(mut second)) = (first, second) else {
             continue;
         };
-        for request in &second.requests {
+        for request in second.requests.iter() {
             if matches!(request.context, RequestContext::Call(_)) {
                 calls += 1;
                 remembered += usize::from(request.memoized);
@@ -100,7 +100,5 @@ fn every_decision_from_the_memo_is_the_decision_cedar_gives() {
 }
 
 fn forget_memo(decision: &mut Decision) {
-    for request in &mut decision.requests {
-        request.memoized = false;
-    }
+    decision.requests.forget_memo();
 }

@@ -6,6 +6,7 @@
 
 mod approvals;
 mod consent_grants;
+mod explain;
 mod harness;
 mod local_path;
 mod plans;

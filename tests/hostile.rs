@@ -224,7 +224,7 @@ fn thousands_of_hostile_design_calls_never_panic_and_never_allow_a_stopped_targe
     let (mut decided, mut refused) = (0, 0);
     for _ in 0..4000 {
         let input = json!({"operation": random.pick(OPERATIONS), "arguments": random_arguments(&mut random)});
-        let call = match DesignCall::parse(&input, None) {
+        let call = match DesignCall::parse(input.clone(), None) {
             Ok(call) => call,
             Err(error) => {
                 assert!(

@@ -8,6 +8,7 @@ use cedar_policy::{Context, RestrictedExpression};
 use serde::{Deserialize, Serialize};
 
 use super::EvaluationError;
+use crate::paths::PathSet;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,7 +37,7 @@ pub struct EnvironmentContext {
 pub struct TargetsContext {
     pub verdict: String,
     pub set: String,
-    pub paths: BTreeSet<String>,
+    pub paths: PathSet,
     pub count: i64,
     pub fits_batch_display: bool,
 }
@@ -46,8 +47,8 @@ pub struct TargetsContext {
 pub struct PlanContext {
     pub found: bool,
     pub project_id: String,
-    pub writes: BTreeSet<String>,
-    pub deletes: BTreeSet<String>,
+    pub writes: PathSet,
+    pub deletes: PathSet,
     pub expires_at: i64,
 }
 
@@ -168,6 +169,12 @@ impl ToCedar for BTreeSet<String> {
         Ok(RestrictedExpression::new_set(self.iter().map(|value| {
             RestrictedExpression::new_string(value.clone())
         })))
+    }
+}
+
+impl<T: ToCedar> ToCedar for std::sync::Arc<T> {
+    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
+        T::to_cedar(self)
     }
 }
 

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use cedar_policy::{EntityUid, PolicyId};
 
 use super::context::{CallContext, SurfaceContext};
-use super::decision::{Decision, EvaluatedRequest, Outcome, Question, RequestContext};
+use super::decision::{Decision, EvaluatedRequest, Outcome, Question, RequestContext, Requests};
 use super::evaluate::Answer;
 use super::memo::{call_answer, CallKey};
 use super::snapshot::PolicySnapshot;
-use super::targets::{classify, TargetCall};
+use super::targets::{classify, Classification, TargetCall};
 use super::{ApprovalKind, EvaluationError};
 use crate::facts::{CallFacts, EntityRef};
 
@@ -31,7 +31,9 @@ pub fn decide(facts: &CallFacts, snapshot: &PolicySnapshot) -> Decision {
 
 struct Run<'a> {
     snapshot: &'a PolicySnapshot,
-    requests: Vec<EvaluatedRequest>,
+    /// How the request records name the call's entities (rendered once per call).
+    names: Names,
+    requests: Requests,
     errors: Vec<String>,
     blocked: Vec<super::decision::BlockedTarget>,
     target_policies: BTreeSet<String>,
@@ -41,7 +43,8 @@ impl<'a> Run<'a> {
     fn new(snapshot: &'a PolicySnapshot) -> Self {
         Self {
             snapshot,
-            requests: Vec::new(),
+            names: Names::default(),
+            requests: Requests::default(),
             errors: Vec::new(),
             blocked: Vec::new(),
             target_policies: BTreeSet::new(),
@@ -52,9 +55,13 @@ impl<'a> Run<'a> {
         let principal = facts.principal.uid()?;
         let action = action_uid(&facts.action)?;
         let resource = facts.resource.uid()?;
-        let mut context = facts.context.clone();
+        self.names = Names {
+            principal: facts.principal.to_string().into(),
+            action: EntityRef::action(&facts.action).to_string().into(),
+            resource: facts.resource.to_string().into(),
+        };
+        let mut context = Arc::clone(&facts.context);
         self.classify_targets(facts, &principal, &resource, &mut context)?;
-        let context = Arc::new(context);
 
         let unapproved = self.ask(
             &principal,
@@ -109,15 +116,15 @@ impl<'a> Run<'a> {
     }
 
     /// Classifies target paths when the call's limits pass; a blocked target makes the
-    /// verdict `blocked`.
+    /// verdict `blocked` (the only change to the gathered context, so only then is it copied).
     fn classify_targets(
         &mut self,
         facts: &CallFacts,
         principal: &EntityUid,
         resource: &EntityUid,
-        context: &mut CallContext,
+        context: &mut Arc<CallContext>,
     ) -> Result<(), EvaluationError> {
-        let SurfaceContext::Design(design) = &mut context.surface else {
+        let SurfaceContext::Design(design) = &context.surface else {
             return Ok(());
         };
         if design.targets.verdict != "pass" {
@@ -133,17 +140,25 @@ impl<'a> Run<'a> {
             principal,
             action: &action,
             resource,
+            action_name: EntityRef::action(action_name).to_string().into(),
+            principal_name: &self.names.principal,
+            resource_name: &self.names.resource,
             project_id: &design.project_id,
             operation: &design.operation,
         };
-        let classification = classify(self.snapshot, &call, &facts.targets);
-        if !classification.blocked.is_empty() {
-            design.targets.verdict = "blocked".to_string();
+        let Classification {
+            classified,
+            requests,
+        } = classify(self.snapshot, &call, &facts.targets);
+        if !classified.blocked.is_empty() {
+            if let SurfaceContext::Design(design) = &mut Arc::make_mut(context).surface {
+                design.targets.verdict = "blocked".to_string();
+            }
         }
-        self.blocked = classification.blocked;
-        self.target_policies = classification.policies;
-        self.requests.extend(classification.requests);
-        self.errors.extend(classification.errors);
+        self.blocked.clone_from(&classified.blocked);
+        self.target_policies.clone_from(&classified.policies);
+        self.requests.set_targets(requests);
+        self.errors.extend(classified.errors.iter().cloned());
         Ok(())
     }
 
@@ -165,9 +180,9 @@ impl<'a> Run<'a> {
         self.errors.extend(answer.errors.iter().cloned());
         self.requests.push(EvaluatedRequest {
             question,
-            principal: principal.to_string().into(),
-            action: action.to_string().into(),
-            resource: resource.to_string().into(),
+            principal: Arc::clone(&self.names.principal),
+            action: Arc::clone(&self.names.action),
+            resource: Arc::clone(&self.names.resource),
             context: RequestContext::Call(Arc::clone(context)),
             memoized,
         });
@@ -184,6 +199,14 @@ impl<'a> Run<'a> {
             .map(|id| self.snapshot.meta(id).and_then(|meta| meta.ask))
             .collect()
     }
+}
+
+/// The call's principal, action and resource as request records show them.
+#[derive(Default)]
+struct Names {
+    principal: Arc<str>,
+    action: Arc<str>,
+    resource: Arc<str>,
 }
 
 fn action_uid(id: &str) -> Result<EntityUid, EvaluationError> {

@@ -16,10 +16,16 @@ use dashmap::DashMap;
 use super::context::{CallContext, SurfaceContext};
 use super::evaluate::{evaluate, Answer};
 use super::snapshot::PolicySnapshot;
+use super::targets::Classified;
 use super::time_use::{Threshold, TimeUse};
 use super::EvaluationError;
+use crate::paths::TargetFacts;
 
-/// How many answers of each kind a snapshot remembers before it starts over.
+/// Keys are hashed with a fast, randomly seeded hash: a call key carries every target path.
+type FastHash = foldhash::fast::RandomState;
+
+/// How many target answers a snapshot remembers before it starts over (a remembered
+/// classification weighs one per target).
 const TARGET_LIMIT: usize = 65_536;
 /// Calls are bounded by weight, not count: one per request plus one per path it carries, so a
 /// memo of 256-target batches stays as small as one of reads (about 10 MB at most).
@@ -29,16 +35,20 @@ const CALL_WEIGHT_LIMIT: usize = 262_144;
 pub struct Memo {
     /// Per call shape (principal, action, resource, project, operation): answers by path, so
     /// a call's targets cost one shape lookup and one borrowed lookup each.
-    targets: DashMap<String, Arc<TargetAnswers>>,
+    targets: DashMap<String, Arc<TargetAnswers>, FastHash>,
     target_count: AtomicUsize,
-    calls: DashMap<CallKey, Remembered>,
+    calls: DashMap<CallKey, Remembered, FastHash>,
     call_weight: AtomicUsize,
 }
 
-/// The remembered target answers of one call shape, by normalized path.
+/// The remembered target answers of one call shape: by normalized path, and whole
+/// classifications by the call's target list.
 #[derive(Debug, Default)]
 pub struct TargetAnswers {
-    by_path: RwLock<HashMap<String, Arc<Answer>>>,
+    by_path: RwLock<HashMap<String, Arc<Answer>, FastHash>>,
+    /// Keyed by the address of the list's `Arc`; each entry holds that `Arc`, so no other
+    /// list can take the address while the entry lives, and a hit is confirmed by `ptr_eq`.
+    by_list: RwLock<HashMap<usize, Arc<Classified>, FastHash>>,
 }
 
 impl TargetAnswers {
@@ -46,6 +56,17 @@ impl TargetAnswers {
         let answers = self.by_path.read().unwrap_or_else(PoisonError::into_inner);
         answers.get(path).map(Arc::clone)
     }
+
+    /// The classification remembered for exactly this list of targets.
+    pub fn classification(&self, targets: &Arc<Vec<TargetFacts>>) -> Option<Arc<Classified>> {
+        let lists = self.by_list.read().unwrap_or_else(PoisonError::into_inner);
+        let known = lists.get(&list_key(targets))?;
+        Arc::ptr_eq(&known.targets, targets).then(|| Arc::clone(known))
+    }
+}
+
+fn list_key(targets: &Arc<Vec<TargetFacts>>) -> usize {
+    Arc::as_ptr(targets) as usize
 }
 
 /// A call request without its clock: principal, action, resource and every other context
@@ -82,15 +103,29 @@ impl Memo {
     }
 
     pub fn remember_target(&self, answers: &TargetAnswers, path: &str, answer: Arc<Answer>) {
-        if self.target_count.fetch_add(1, Ordering::Relaxed) >= TARGET_LIMIT {
-            self.targets.clear();
-            self.target_count.store(0, Ordering::Relaxed);
-        }
+        self.count_targets(1);
         let mut by_path = answers
             .by_path
             .write()
             .unwrap_or_else(PoisonError::into_inner);
         by_path.insert(path.to_string(), answer);
+    }
+
+    /// Remembers a classification of every target of one list (weighing one per target).
+    pub fn remember_classification(&self, answers: &TargetAnswers, classified: Arc<Classified>) {
+        self.count_targets(classified.targets.len());
+        let mut by_list = answers
+            .by_list
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        by_list.insert(list_key(&classified.targets), classified);
+    }
+
+    fn count_targets(&self, weight: usize) {
+        if self.target_count.fetch_add(weight, Ordering::Relaxed) + weight > TARGET_LIMIT {
+            self.targets.clear();
+            self.target_count.store(weight, Ordering::Relaxed);
+        }
     }
 
     /// Forgets every remembered answer.
@@ -104,6 +139,11 @@ impl Memo {
     /// How many call answers are remembered.
     pub fn calls_len(&self) -> usize {
         self.calls.len()
+    }
+
+    /// The weight of the target answers and classifications remembered (one per target).
+    pub fn target_weight(&self) -> usize {
+        self.target_count.load(Ordering::Relaxed)
     }
 }
 

@@ -229,9 +229,13 @@ fn check_element(
             unknown_field_message(unknown, &place.name(), &allowed),
         ));
     }
+    // Every key is now one of `fields`, so a scan finds each field without hashing its name.
     for element in fields {
         let element_place = place.element(element.name);
-        match object.get(element.name) {
+        let value = object
+            .iter()
+            .find_map(|(key, value)| (key == element.name).then_some(value));
+        match value {
             None | Some(Value::Null) if element.required => {
                 return Err(element_place.error(format!(
                     "`{}` is missing required field `{}`",

@@ -32,15 +32,19 @@ pub struct DesignCall {
 
 impl DesignCall {
     /// Validates the raw tool input `{operation, arguments}` and merges the operation's hints.
-    pub fn parse(input: &Value, catalog: Option<&Catalog>) -> Result<DesignCall, CallError> {
-        let Some(object) = input.as_object() else {
-            return Err(CallError::new(
-                "input",
-                format!(
-                    "the input must be an object with `operation` and `arguments`, not {}",
-                    json_type_name(input)
-                ),
-            ));
+    /// Takes the input by value: the arguments are kept as sent, without a copy.
+    pub fn parse(input: Value, catalog: Option<&Catalog>) -> Result<DesignCall, CallError> {
+        let mut object = match input {
+            Value::Object(object) => object,
+            other => {
+                return Err(CallError::new(
+                    "input",
+                    format!(
+                        "the input must be an object with `operation` and `arguments`, not {}",
+                        json_type_name(&other)
+                    ),
+                ))
+            }
         };
         if let Some(unknown) = object
             .keys()
@@ -54,7 +58,7 @@ impl DesignCall {
             ));
         }
         let operation = parse_operation(object.get("operation"))?;
-        let arguments = parse_arguments(object.get("arguments"))?;
+        let arguments = parse_arguments(object.remove("arguments"))?;
         check_arguments(&operation, &arguments, catalog)?;
         let hints = effective_hints(&operation, catalog);
         Ok(DesignCall {
@@ -124,15 +128,15 @@ fn parse_operation(value: Option<&Value>) -> Result<String, CallError> {
     Ok(operation.clone())
 }
 
-fn parse_arguments(value: Option<&Value>) -> Result<Map<String, Value>, CallError> {
+fn parse_arguments(value: Option<Value>) -> Result<Map<String, Value>, CallError> {
     match value {
         None | Some(Value::Null) => Ok(Map::new()),
-        Some(Value::Object(arguments)) => Ok(arguments.clone()),
+        Some(Value::Object(arguments)) => Ok(arguments),
         Some(other) => Err(CallError::new(
             "arguments",
             format!(
                 "`arguments` must be an object, not {}",
-                json_type_name(other)
+                json_type_name(&other)
             ),
         )),
     }

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::*;
 
 fn parse(input: Value) -> Result<DesignCall, CallError> {
-    DesignCall::parse(&input, None)
+    DesignCall::parse(input, None)
 }
 
 fn finalize(arguments: Value) -> Result<DesignCall, CallError> {
@@ -105,7 +105,7 @@ fn operation_names_follow_the_pattern() {
     ]));
     for name in ["a".to_owned(), "x.y-z_9".to_owned(), "o".repeat(64)] {
         let input = json!({"operation": name});
-        assert!(DesignCall::parse(&input, Some(&catalog)).is_ok(), "{name}");
+        assert!(DesignCall::parse(input, Some(&catalog)).is_ok(), "{name}");
     }
     for name in [
         "".to_owned(),
@@ -130,7 +130,7 @@ fn operation_names_follow_the_pattern() {
 fn unknown_operations_point_to_list() {
     let empty = Catalog::parse(&json!([]));
     for catalog in [None, Some(&empty)] {
-        let error = DesignCall::parse(&json!({"operation": "rename_file"}), catalog).unwrap_err();
+        let error = DesignCall::parse(json!({"operation": "rename_file"}), catalog).unwrap_err();
         assert_eq!(error.field, "operation");
         assert!(
             error.message.starts_with(
@@ -149,7 +149,7 @@ fn server_only_read_operations_pass_without_local_validation() {
         {"name": "peek", "annotations": {"readOnlyHint": true}}
     ]}));
     let input = json!({"operation": "peek", "arguments": {"anything": {"nested": [1, 2]}}});
-    let call = DesignCall::parse(&input, Some(&catalog)).unwrap();
+    let call = DesignCall::parse(input, Some(&catalog)).unwrap();
     assert_eq!(call.arguments["anything"], json!({"nested": [1, 2]}));
     assert_eq!(
         call.hints,
@@ -168,7 +168,7 @@ fn server_only_write_operations_need_a_local_schema() {
         {"name": "bare"}
     ]));
     for name in ["poke", "bare"] {
-        let error = DesignCall::parse(&json!({"operation": name}), Some(&catalog)).unwrap_err();
+        let error = DesignCall::parse(json!({"operation": name}), Some(&catalog)).unwrap_err();
         assert_eq!(error.field, "operation");
         assert!(
             error.message.starts_with(&format!(
@@ -186,9 +186,9 @@ fn a_static_operation_is_validated_even_when_the_server_says_read_only() {
         {"name": "write_files", "annotations": {"readOnlyHint": true, "destructiveHint": false}}
     ]));
     let input = json!({"operation": "write_files", "arguments": {"bogus": 1}});
-    assert!(DesignCall::parse(&input, Some(&catalog)).is_err());
+    assert!(DesignCall::parse(input, Some(&catalog)).is_err());
     let input = json!({"operation": "write_files", "arguments": {}});
-    let call = DesignCall::parse(&input, Some(&catalog)).unwrap();
+    let call = DesignCall::parse(input, Some(&catalog)).unwrap();
     assert!(!call.hints.read_only);
 }
 

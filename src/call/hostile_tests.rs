@@ -58,11 +58,9 @@ fn design_parse_never_panics() {
     for operation in &operations {
         for value in hostile_values() {
             for catalog in [None, Some(&catalog)] {
-                let _ = DesignCall::parse(&value, catalog);
-                let _ = DesignCall::parse(
-                    &json!({"operation": operation, "arguments": value}),
-                    catalog,
-                );
+                let _ = DesignCall::parse(value.clone(), catalog);
+                let _ =
+                    DesignCall::parse(json!({"operation": operation, "arguments": value}), catalog);
                 for key in [
                     "files",
                     "paths",
@@ -76,7 +74,7 @@ fn design_parse_never_panics() {
                     "filés",
                 ] {
                     let input = json!({"operation": operation, "arguments": {key: value}});
-                    let _ = DesignCall::parse(&input, catalog);
+                    let _ = DesignCall::parse(input, catalog);
                 }
             }
         }
@@ -125,7 +123,7 @@ fn catalog_parse_and_hash_never_panic() {
 fn huge_keys_are_cut_in_errors() {
     let key = "k".repeat(1_000_000);
     let error = DesignCall::parse(
-        &json!({"operation": "list", "arguments": {key.clone(): 1}}),
+        json!({"operation": "list", "arguments": {key.clone(): 1}}),
         None,
     )
     .unwrap_err();
@@ -133,7 +131,7 @@ fn huge_keys_are_cut_in_errors() {
     assert!(error.message.len() < 400, "{}", error.message.len());
     let error = ProjectsCall::parse(&json!({"method": "project_info", key: 1})).unwrap_err();
     assert!(error.field.len() < 200);
-    let error = DesignCall::parse(&json!({"operation": "o".repeat(100_000)}), None).unwrap_err();
+    let error = DesignCall::parse(json!({"operation": "o".repeat(100_000)}), None).unwrap_err();
     assert!(error.message.len() < 400);
 }
 
@@ -143,5 +141,5 @@ fn large_arrays_are_checked_in_linear_time() {
         .map(|i| json!({"path": format!("f{i}.txt")}))
         .collect();
     let input = json!({"operation": "write_files", "arguments": {"files": files}});
-    assert!(DesignCall::parse(&input, None).is_ok());
+    assert!(DesignCall::parse(input, None).is_ok());
 }

@@ -13,7 +13,7 @@ use super::*;
 
 fn parse(operation: &str, arguments: Value) -> Result<DesignCall, CallError> {
     DesignCall::parse(
-        &json!({"operation": operation, "arguments": arguments}),
+        json!({"operation": operation, "arguments": arguments}),
         None,
     )
 }

@@ -189,12 +189,12 @@ fn every_operation_accepts_all_its_keys_and_refuses_one_more() {
             .map(|key| (key.name.to_owned(), valid_value(key.kind)))
             .collect();
         let input = json!({"operation": operation.name, "arguments": arguments.clone()});
-        let call = DesignCall::parse(&input, None).unwrap();
+        let call = DesignCall::parse(input, None).unwrap();
         assert_eq!(call.arguments, arguments, "{}", operation.name);
 
         arguments.insert("bogus_key".to_owned(), json!(1));
         let input = json!({"operation": operation.name, "arguments": arguments});
-        let error = DesignCall::parse(&input, None).unwrap_err();
+        let error = DesignCall::parse(input, None).unwrap_err();
         assert_eq!(error.field, "arguments.bogus_key", "{}", operation.name);
     }
 }

@@ -3,20 +3,17 @@
 //! sanitized project identity and consent — into the Cedar context. Decides nothing.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use time::OffsetDateTime;
 
 use super::{CallFacts, CallSummary, DesignObservations, EntityRef, Environment, Session};
 use crate::authz::context::{
     CallContext, DesignArgumentsContext, DesignContext, GrantContext, PlanContext, SurfaceContext,
-    TargetsContext,
 };
 use crate::call::{static_operation, DesignCall, Provenance};
 use crate::identity::{sanitize_identity, ProjectIdentity};
-use crate::paths::{
-    enumerate_targets, fits_batch_display, normalize, target_facts, Enumeration, TargetFacts,
-    TargetSet, MAX_TARGETS,
-};
+use crate::paths::{normalize, PathSet};
 use crate::state::{ConsentState, DesignStores};
 
 pub const WORKSPACE: &str = "claude.ai/design";
@@ -30,7 +27,7 @@ pub fn gather(
     now: OffsetDateTime,
 ) -> CallFacts {
     let project_id = call.project_id().unwrap_or("").to_string();
-    let (targets_context, targets) = targets(call);
+    let targets = super::targets::targets(&call.operation, &call.arguments);
     let identity = identity(&project_id, observed);
     let design = DesignContext {
         operation: call.operation.clone(),
@@ -48,10 +45,10 @@ pub fn gather(
             .as_ref()
             .map(|id| id.sharing_scope.clone())
             .unwrap_or_default(),
-        targets: targets_context,
+        targets: targets.context.clone(),
         project_id: project_id.clone(),
     };
-    let summary = summary(call, &project_id, &targets);
+    let summary = summary(call, &project_id, Arc::clone(&targets.normalized));
     CallFacts {
         principal: EntityRef::new("Agent", session.principal_id()),
         action: action(call),
@@ -60,14 +57,14 @@ pub fn gather(
         } else {
             EntityRef::new("DesignProject", project_id)
         },
-        context: CallContext {
+        context: std::sync::Arc::new(CallContext {
             approvals: BTreeSet::new(),
             now: unix_millis(now),
             session: session.to_context(),
             environment: environment.to_context(),
             surface: SurfaceContext::Design(Box::new(design)),
-        },
-        targets: std::sync::Arc::new(targets),
+        }),
+        targets: std::sync::Arc::clone(&targets.facts),
         identity,
         summary,
     }
@@ -117,49 +114,6 @@ fn arguments(call: &DesignCall) -> DesignArgumentsContext {
     }
 }
 
-/// The target facts and the verdict of the limits (client-facts §2 Zqr) before target
-/// policies: `pass` here means "within the limits"; target policies may still block.
-fn targets(call: &DesignCall) -> (TargetsContext, Vec<TargetFacts>) {
-    let empty = |verdict: &str, set: &str| TargetsContext {
-        verdict: verdict.to_string(),
-        set: set.to_string(),
-        paths: BTreeSet::new(),
-        count: 0,
-        fits_batch_display: false,
-    };
-    match enumerate_targets(&call.operation, &call.arguments) {
-        Enumeration::NotPlanGated => (empty("not_plan_gated", "none"), Vec::new()),
-        Enumeration::Unenumerable => (empty("unenumerable", "none"), Vec::new()),
-        Enumeration::Targets { set, paths } => {
-            let set_name = match set {
-                TargetSet::Writes => "writes",
-                TargetSet::Deletes => "deletes",
-            };
-            let count = i64::try_from(paths.len()).unwrap_or(i64::MAX);
-            if paths.is_empty() {
-                return (empty("no_targets", set_name), Vec::new());
-            }
-            if paths.len() > MAX_TARGETS {
-                let mut context = empty("too_many", set_name);
-                context.count = count;
-                return (context, Vec::new());
-            }
-            let facts: Vec<TargetFacts> = paths.iter().map(|path| target_facts(path)).collect();
-            let context = TargetsContext {
-                verdict: "pass".to_string(),
-                set: set_name.to_string(),
-                paths: facts
-                    .iter()
-                    .map(|target| target.normalized.clone())
-                    .collect(),
-                count,
-                fits_batch_display: fits_batch_display(&paths),
-            };
-            (context, facts)
-        }
-    }
-}
-
 fn plan(call: &DesignCall, state: DesignStores<'_>) -> PlanContext {
     let found = call.plan_token().and_then(|token| state.plans.get(token));
     match found {
@@ -173,8 +127,8 @@ fn plan(call: &DesignCall, state: DesignStores<'_>) -> PlanContext {
         None => PlanContext {
             found: false,
             project_id: String::new(),
-            writes: BTreeSet::new(),
-            deletes: BTreeSet::new(),
+            writes: PathSet::default(),
+            deletes: PathSet::default(),
             expires_at: 0,
         },
     }
@@ -197,7 +151,7 @@ fn identity(project_id: &str, observed: &DesignObservations) -> Option<ProjectId
     sanitize_identity(project_id, raw).ok()
 }
 
-fn summary(call: &DesignCall, project_id: &str, targets: &[TargetFacts]) -> CallSummary {
+fn summary(call: &DesignCall, project_id: &str, targets: Arc<[String]>) -> CallSummary {
     let listed = |key: &str| -> Vec<String> {
         call.arguments
             .get(key)
@@ -216,10 +170,7 @@ fn summary(call: &DesignCall, project_id: &str, targets: &[TargetFacts]) -> Call
         tool: "ClaudeDesign".to_string(),
         operation: call.operation.clone(),
         project_id: (!project_id.is_empty()).then(|| project_id.to_string()),
-        targets: targets
-            .iter()
-            .map(|target| target.normalized.clone())
-            .collect(),
+        targets,
         plan_writes: if is_finalize {
             listed("writes")
         } else {

@@ -66,8 +66,45 @@ impl EntityRef {
     }
 }
 
+/// Exactly as Cedar displays the entity's uid (`Type::"id"`, the id `str::escape_debug`ed),
+/// without building the uid: request records name entities this way on every call.
 impl std::fmt::Display for EntityRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}::{:?}", self.kind, self.id)
+        write!(f, "{}::\"{}\"", self.kind, self.id.escape_debug())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn display_is_exactly_the_cedar_uid_display() {
+        let ids = [
+            "main",
+            "",
+            "p1",
+            "it's",
+            "say \"hi\"",
+            "back\\slash",
+            "line\nbreak\ttab\r",
+            "\u{0}nul",
+            "é\u{301}combining",
+            "\u{301}leading combining",
+            "emoji 🦀",
+            "\u{202E}rtl\u{200B}",
+            "Action::\"x\"",
+        ];
+        for kind in TYPES {
+            for id in ids {
+                let entity = EntityRef::new(kind, id);
+                assert_eq!(
+                    entity.to_string(),
+                    entity.uid().unwrap().to_string(),
+                    "{kind} {id:?}"
+                );
+            }
+        }
     }
 }

@@ -50,13 +50,13 @@ pub fn gather(
         principal: EntityRef::new("Agent", session.principal_id()),
         action: call.method.as_str().to_string(),
         resource: EntityRef::new("AttachedProject", attached.clone()),
-        context: CallContext {
+        context: std::sync::Arc::new(CallContext {
             approvals: BTreeSet::new(),
             now: unix_millis(now),
             session: session.to_context(),
             environment: environment.to_context(),
             surface: SurfaceContext::Projects(Box::new(projects)),
-        },
+        }),
         targets: std::sync::Arc::default(),
         identity: None,
         summary: CallSummary {

@@ -44,19 +44,22 @@ fn quoted_length(s: &str) -> usize {
 
 /// Whether a tokenless batch of `paths` can be displayed (`s8a`). Path lengths in the sum
 /// are `js_length` of the raw path; only the 80 limit applies to the JSON-quoted form.
-pub fn fits_batch_display(paths: &[String]) -> bool {
+pub fn fits_batch_display<S: AsRef<str>>(paths: &[S]) -> bool {
     let count = paths.len();
     if count == 0 || count > MAX_DISPLAY_ENTRIES {
         return false;
     }
     if paths
         .iter()
-        .any(|path| quoted_length(path) > MAX_PATH_DISPLAY)
+        .any(|path| quoted_length(path.as_ref()) > MAX_PATH_DISPLAY)
     {
         return false;
     }
     let entry_frame = BATCH_ENTRY_FRAME + preview_cost(count);
-    let entries: usize = paths.iter().map(|path| js_length(path) + entry_frame).sum();
+    let entries: usize = paths
+        .iter()
+        .map(|path| js_length(path.as_ref()) + entry_frame)
+        .sum();
     BATCH_FRAME + entries + SEPARATOR * (count - 1) <= DISPLAY_BUDGET
 }
 
@@ -158,7 +161,7 @@ mod tests {
 
     #[test]
     fn batch_needs_between_one_and_twenty_paths() {
-        assert!(!fits_batch_display(&[]));
+        assert!(!fits_batch_display::<&str>(&[]));
         assert!(fits_batch_display(&paths_of(&[1])));
         assert!(fits_batch_display(&paths_of(&[5; 20])));
         assert!(!fits_batch_display(&paths_of(&[5; 21])));

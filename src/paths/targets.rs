@@ -13,13 +13,14 @@ pub enum TargetSet {
 
 /// What an operation's arguments say about its targets.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub enum Enumeration {
+pub enum Enumeration<'a> {
     /// The operation has no enumerator (this includes `copy_files`).
     NotPlanGated,
     /// The arguments do not have the shape the enumerator needs.
     Unenumerable,
-    /// Raw paths in argument order; may be empty and may exceed `MAX_TARGETS`.
-    Targets { set: TargetSet, paths: Vec<String> },
+    /// Raw paths in argument order, borrowed from the arguments; may be empty and may exceed
+    /// `MAX_TARGETS`.
+    Targets { set: TargetSet, paths: Vec<&'a str> },
 }
 
 /// Path used by `create_support_js` when `path` is missing or empty.
@@ -30,7 +31,10 @@ const DEFAULT_SUPPORT_PATH: &str = "support.js";
 /// A key counts as supplied whenever it is present, even with a `null` value, so
 /// `delete_files` with `paths` and `files: null` is unenumerable, and so is
 /// `create_support_js` with `path: null`: an odd shape must never reach a plan match.
-pub fn enumerate_targets(operation: &str, arguments: &Map<String, Value>) -> Enumeration {
+pub fn enumerate_targets<'a>(
+    operation: &str,
+    arguments: &'a Map<String, Value>,
+) -> Enumeration<'a> {
     let (set, paths) = match operation {
         "write_files" => (TargetSet::Writes, file_paths(arguments.get("files"))),
         "delete_files" => (TargetSet::Deletes, deleted_paths(arguments)),
@@ -44,29 +48,34 @@ pub fn enumerate_targets(operation: &str, arguments: &Map<String, Value>) -> Enu
 }
 
 /// `files[].path`: `files` must be an array whose entries are objects with a string `path`.
-fn file_paths(files: Option<&Value>) -> Option<Vec<String>> {
+fn file_paths(files: Option<&Value>) -> Option<Vec<&str>> {
     files?
         .as_array()?
         .iter()
-        .map(|file| file.get("path")?.as_str().map(str::to_owned))
+        .map(|file| object_field(file, "path")?.as_str())
         .collect()
 }
 
+/// `object.<name>` found by a scan, not a hashed lookup: validation has already refused any
+/// key outside the operation's few element fields.
+fn object_field<'a>(object: &'a Value, name: &str) -> Option<&'a Value> {
+    object
+        .as_object()?
+        .iter()
+        .find_map(|(key, value)| (key == name).then_some(value))
+}
+
 /// `paths[]` of strings, or else `files[].path`; supplying both is unenumerable.
-fn deleted_paths(arguments: &Map<String, Value>) -> Option<Vec<String>> {
+fn deleted_paths(arguments: &Map<String, Value>) -> Option<Vec<&str>> {
     match (arguments.get("paths"), arguments.get("files")) {
         (Some(_), Some(_)) => None,
-        (Some(paths), None) => paths
-            .as_array()?
-            .iter()
-            .map(|path| path.as_str().map(str::to_owned))
-            .collect(),
+        (Some(paths), None) => paths.as_array()?.iter().map(Value::as_str).collect(),
         (None, files) => file_paths(files),
     }
 }
 
 /// `path`, defaulting to `support.js` when missing or empty; any non-string is unenumerable.
-fn support_path(path: Option<&Value>) -> Option<Vec<String>> {
+fn support_path(path: Option<&Value>) -> Option<Vec<&str>> {
     let path = match path {
         None => DEFAULT_SUPPORT_PATH,
         Some(value) => match value.as_str()? {
@@ -74,7 +83,7 @@ fn support_path(path: Option<&Value>) -> Option<Vec<String>> {
             text => text,
         },
     };
-    Some(vec![path.to_owned()])
+    Some(vec![path])
 }
 
 #[cfg(test)]
@@ -88,13 +97,25 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn enumerate(operation: &str, arguments: Value) -> Enumeration {
-        enumerate_targets(operation, arguments.as_object().unwrap())
+    /// An enumeration with owned paths, to compare after the arguments are gone.
+    #[derive(Debug, PartialEq)]
+    enum Listed {
+        NotPlanGated,
+        Unenumerable,
+        Targets { set: TargetSet, paths: Vec<String> },
     }
 
-    fn targets(set: TargetSet, paths: &[&str]) -> Enumeration {
+    fn enumerate(operation: &str, arguments: Value) -> Listed {
+        match enumerate_targets(operation, arguments.as_object().unwrap()) {
+            Enumeration::NotPlanGated => Listed::NotPlanGated,
+            Enumeration::Unenumerable => Listed::Unenumerable,
+            Enumeration::Targets { set, paths } => targets(set, &paths),
+        }
+    }
+
+    fn targets(set: TargetSet, paths: &[&str]) -> Listed {
         let paths = paths.iter().map(|path| (*path).to_owned()).collect();
-        Enumeration::Targets { set, paths }
+        Listed::Targets { set, paths }
     }
 
     #[test]
@@ -124,7 +145,7 @@ mod tests {
         ] {
             assert_eq!(
                 enumerate("write_files", arguments.clone()),
-                Enumeration::Unenumerable,
+                Listed::Unenumerable,
                 "{arguments}"
             );
         }
@@ -156,7 +177,7 @@ mod tests {
         ] {
             assert_eq!(
                 enumerate("delete_files", arguments.clone()),
-                Enumeration::Unenumerable,
+                Listed::Unenumerable,
                 "{arguments}"
             );
         }
@@ -185,7 +206,7 @@ mod tests {
             let arguments = json!({ "path": path });
             assert_eq!(
                 enumerate("create_support_js", arguments),
-                Enumeration::Unenumerable,
+                Listed::Unenumerable,
                 "{path}"
             );
         }
@@ -204,7 +225,7 @@ mod tests {
         ] {
             assert_eq!(
                 enumerate(operation, arguments.clone()),
-                Enumeration::NotPlanGated,
+                Listed::NotPlanGated,
                 "{operation}"
             );
         }
@@ -215,8 +236,7 @@ mod tests {
         let files: Vec<Value> = (0..300)
             .map(|index| json!({"path": format!("f{index}")}))
             .collect();
-        let Enumeration::Targets { paths, .. } =
-            enumerate("write_files", json!({ "files": files }))
+        let Listed::Targets { paths, .. } = enumerate("write_files", json!({ "files": files }))
         else {
             panic!("expected targets");
         };

@@ -9,6 +9,7 @@ use super::{Scenario, ScenarioState};
 use crate::authz::{decide, Decision, PolicySnapshot};
 use crate::call::{CallError, Catalog, DesignCall, ProjectsCall};
 use crate::facts::{self, CallFacts, DesignObservations};
+use crate::paths::PathSet;
 use crate::state::{ApprovedPlan, DesignState};
 
 /// What a scenario came to: a decision, or the call's input error.
@@ -51,7 +52,7 @@ pub fn gather(scenario: &Scenario) -> Result<Result<CallFacts, CallError>, Scena
     let catalog = scenario.state.catalog.as_ref().map(Catalog::parse);
     match scenario.call.tool.as_str() {
         "ClaudeDesign" => {
-            let call = match DesignCall::parse(&scenario.call.input, catalog.as_ref()) {
+            let call = match DesignCall::parse(scenario.call.input.clone(), catalog.as_ref()) {
                 Ok(call) => call,
                 Err(error) => return Ok(Err(error)),
             };
@@ -110,8 +111,8 @@ fn design_state(described: &ScenarioState) -> Result<DesignState, ScenarioError>
         state.plans.restore(ApprovedPlan {
             token: plan.token.clone(),
             project_id: plan.project_id.clone(),
-            writes: plan.writes.iter().cloned().collect(),
-            deletes: plan.deletes.iter().cloned().collect(),
+            writes: PathSet::new(plan.writes.iter().cloned().collect()),
+            deletes: PathSet::new(plan.deletes.iter().cloned().collect()),
             expires_at,
         });
     }

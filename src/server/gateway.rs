@@ -74,7 +74,7 @@ impl AppState {
         &self,
         tool: &str,
         session: &SessionBody,
-        input: &Value,
+        input: Value,
     ) -> Result<Prepared, ApiError> {
         if session.id.trim().is_empty() {
             return Err(ApiError::BadBody(
@@ -86,7 +86,7 @@ impl AppState {
         let facts_session = session.facts();
         let (call, facts) = match tool {
             "ClaudeDesign" => {
-                let catalog = observe::catalog_for(&inner.account, input).await;
+                let catalog = observe::catalog_for(&inner.account, &input).await;
                 let call = DesignCall::parse(input, catalog.as_ref()).map_err(ApiError::BadCall)?;
                 let plans = inner.account.plans(&session.id);
                 let observed = observe::design(&inner.account, &call, &plans, catalog).await;
@@ -102,7 +102,7 @@ impl AppState {
                 (ApprovedCall::Design(call), facts)
             }
             "Projects" => {
-                let call = ProjectsCall::parse(input).map_err(ApiError::BadCall)?;
+                let call = ProjectsCall::parse(&input).map_err(ApiError::BadCall)?;
                 let observed = observe::projects(&inner.account, &call, &inner.scopes).await;
                 let facts = facts::projects::gather(
                     &call,

@@ -26,9 +26,7 @@ pub async fn authorize(
 ) -> Result<Response, ApiError> {
     state.inner().callers.require(&headers, Role::Agent)?;
     let body: AuthorizeBody = parse(&body)?;
-    let prepared = state
-        .prepare(&body.tool, &body.session, &body.input)
-        .await?;
+    let prepared = state.prepare(&body.tool, &body.session, body.input).await?;
     let decision = state.decide_and_record(&prepared).await?;
     let mut out = DecisionBody::new(&prepared.decision_id, &decision);
     out.approval = decision.approval.as_ref().map(|card| json!(card));
@@ -62,7 +60,7 @@ async fn tool_call(
 ) -> Result<Response, ApiError> {
     let caller = state.inner().callers.require(&headers, Role::Agent)?;
     let body: CallBody = parse(&body)?;
-    let prepared = state.prepare(tool, &body.session, &body.input).await?;
+    let prepared = state.prepare(tool, &body.session, body.input).await?;
     let decision_id = prepared.decision_id.clone();
     let response = match state.handle(&caller, prepared).await? {
         Handled::Allowed { decision, result } => {

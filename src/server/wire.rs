@@ -70,7 +70,7 @@ pub struct DecisionBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub requests: Option<&'a [crate::authz::EvaluatedRequest]>,
+    pub requests: Option<&'a crate::authz::decision::Requests>,
 }
 
 impl<'a> DecisionBody<'a> {

@@ -2,13 +2,12 @@
 //! invalidation. It owns the token → plan map; it must not match calls against plans (policy does
 //! that) nor read the clock (`now` is passed in).
 
-use std::collections::BTreeSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use dashmap::DashMap;
 use time::OffsetDateTime;
 
-use crate::paths::{normalize, plan_registrable, project_key};
+use crate::paths::{normalize, plan_registrable, project_key, PathSet};
 
 /// The longest a registered plan lives, whatever the server says (`c0f`, 900,000 ms).
 pub const PLAN_TTL: time::Duration = time::Duration::minutes(15);
@@ -19,8 +18,8 @@ pub const PLAN_TTL: time::Duration = time::Duration::minutes(15);
 pub struct ApprovedPlan {
     pub token: String,
     pub project_id: String,
-    pub writes: BTreeSet<String>,
-    pub deletes: BTreeSet<String>,
+    pub writes: PathSet,
+    pub deletes: PathSet,
     #[serde(with = "time::serde::rfc3339")]
     pub expires_at: OffsetDateTime,
 }
@@ -231,8 +230,8 @@ fn plan_expiry(
     }
 }
 
-fn normalized<'a>(paths: impl Iterator<Item = &'a String>) -> BTreeSet<String> {
-    paths.map(|path| normalize(path)).collect()
+fn normalized<'a>(paths: impl Iterator<Item = &'a String>) -> PathSet {
+    PathSet::new(paths.map(|path| normalize(path)).collect())
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
     clippy::panic
 )]
 use super::*;
+use std::collections::BTreeSet;
 use time::macros::datetime;
 use time::Duration;
 
@@ -62,9 +63,9 @@ fn registration_stores_normalized_sets_keyed_by_token() {
         .unwrap();
     assert_eq!(
         plan.writes,
-        BTreeSet::from(["a/b.js".to_owned(), "c/d.css".to_owned()])
+        PathSet::new(BTreeSet::from(["a/b.js".to_owned(), "c/d.css".to_owned()]))
     );
-    assert_eq!(plan.deletes, BTreeSet::from(["old/x.png".to_owned()]));
+    assert_eq!(*plan.deletes, BTreeSet::from(["old/x.png".to_owned()]));
     assert_eq!(plan.project_id, PROJECT);
     assert_eq!(store.get("t1"), Some(plan));
     assert_eq!(store.get("t2"), None);
@@ -277,8 +278,8 @@ fn expired_removed_drops_at_the_boundary_and_counts() {
     let plan = |token: &str, expires_at| ApprovedPlan {
         token: token.to_owned(),
         project_id: token.to_owned(),
-        writes: BTreeSet::new(),
-        deletes: BTreeSet::new(),
+        writes: PathSet::default(),
+        deletes: PathSet::default(),
         expires_at,
     };
     store.restore(plan("past", NOW - Duration::seconds(1)));
@@ -300,17 +301,21 @@ fn restore_applies_no_rules_but_normalizes_paths() {
     let restored = ApprovedPlan {
         token: String::new(),
         project_id: String::new(),
-        writes: BTreeSet::from(["a\\b".to_owned(), "a/b".to_owned(), "./".to_owned()]),
-        deletes: BTreeSet::from([".claude//x".to_owned()]),
+        writes: PathSet::new(BTreeSet::from([
+            "a\\b".to_owned(),
+            "a/b".to_owned(),
+            "./".to_owned(),
+        ])),
+        deletes: PathSet::new(BTreeSet::from([".claude//x".to_owned()])),
         expires_at: NOW - Duration::days(1),
     };
     store.restore(restored);
     let plan = store.get("").unwrap();
     assert_eq!(
-        plan.writes,
+        *plan.writes,
         BTreeSet::from(["a/b".to_owned(), String::new()])
     );
-    assert_eq!(plan.deletes, BTreeSet::from([".claude/x".to_owned()]));
+    assert_eq!(*plan.deletes, BTreeSet::from([".claude/x".to_owned()]));
     assert_eq!(plan.expires_at, NOW - Duration::days(1));
 }
 

@@ -274,3 +274,23 @@ impl Gateway {
         file["data"].as_str().map(str::to_string)
     }
 }
+
+/// Asks for a plan over `writes` in p1, approves it, and returns the minted token.
+pub async fn approved_plan(gateway: &Gateway, session: &Value, writes: &[&str]) -> String {
+    let asked = gateway
+        .design(
+            session,
+            "finalize_plan",
+            json!({"project_id": "p1", "writes": writes, "scope": "paths"}),
+        )
+        .await;
+    assert_eq!(asked.status, 202, "{}", asked.body);
+    assert_eq!(asked.card_kind(), "plan");
+    assert_eq!(asked.body["approval"]["card"]["writes"], json!(writes));
+    assert_eq!(asked.body["approval"]["card"]["expires_in_seconds"], 900);
+    let result = gateway.approved_result(&asked).await;
+    assert_eq!(result["isError"], false, "{result}");
+    let text = text_of(&result);
+    let body: Value = serde_json::from_str(&text).expect("plan JSON");
+    body["plan_token"].as_str().expect("plan token").to_string()
+}

@@ -57,7 +57,7 @@ impl DecisionRecord {
             tool: summary.tool.clone(),
             operation: summary.operation.clone(),
             project: summary.project_id.clone(),
-            targets: summary.targets.clone(),
+            targets: summary.targets.to_vec(),
             snapshot: decision.snapshot.clone(),
             decision: decision.decision.into(),
             policies: decision.policies.clone(),
@@ -93,7 +93,9 @@ pub fn format_time(time: OffsetDateTime) -> String {
 /// one is replaced by [`REDACTED`]. Paths, project ids and every other fact are kept as they
 /// were decided on (no argument body or token ever reaches the facts).
 pub fn redact(mut facts: CallFacts) -> CallFacts {
-    if let SurfaceContext::Projects(projects) = &mut facts.context.surface {
+    if let SurfaceContext::Projects(projects) =
+        &mut std::sync::Arc::make_mut(&mut facts.context).surface
+    {
         if !projects.query.is_empty() {
             projects.query = REDACTED.to_string();
         }

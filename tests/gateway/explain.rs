@@ -1,0 +1,102 @@
+//! `explain` on `POST /v1/authorize` end to end: the exact Cedar requests of a decision, one
+//! per distinct target path and then the call's own, marked when the snapshot's memo answered.
+
+use serde_json::{json, Value};
+
+use super::harness::{approved_plan, covered_write_args, main_session, Gateway, AGENT};
+
+async fn explained(gateway: &Gateway, session: &Value, arguments: Value) -> Value {
+    let body = json!({
+        "session": session,
+        "tool": "ClaudeDesign",
+        "input": {"operation": "write_files", "arguments": arguments},
+        "explain": true,
+    });
+    let reply = gateway.post("/v1/authorize", Some(AGENT), Some(body)).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.body
+}
+
+fn questions(body: &Value) -> Vec<(String, String)> {
+    body["requests"]
+        .as_array()
+        .expect("explain lists the requests")
+        .iter()
+        .map(|request| {
+            let question = request["question"].as_str().unwrap_or("").to_string();
+            let path = request["context"]["path"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            (question, path)
+        })
+        .collect()
+}
+
+fn memoized(body: &Value) -> Vec<bool> {
+    body["requests"]
+        .as_array()
+        .expect("explain lists the requests")
+        .iter()
+        .map(|request| request["memoized"] == json!(true))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_lists_each_distinct_target_then_the_call_and_marks_remembered_answers() {
+    let gateway = Gateway::start().await;
+    gateway.record_consent().await;
+    let session = main_session("s-explain");
+    let token = approved_plan(&gateway, &session, &["index.html", "about.html"]).await;
+    let covered = covered_write_args("p1", &token, &["about.html", "./about.html", "index.html"]);
+
+    let first = explained(&gateway, &session, covered.clone()).await;
+    assert_eq!(first["decision"], "allow", "{first}");
+    let expected = [
+        ("target", "about.html"),
+        ("target", "index.html"),
+        ("unapproved", ""),
+    ]
+    .map(|(question, path)| (question.to_string(), path.to_string()));
+    assert_eq!(questions(&first), expected);
+    let requests = &first["requests"];
+    assert_eq!(requests[0]["principal"], "Agent::\"main\"");
+    assert_eq!(requests[0]["action"], "Action::\"write_target\"");
+    assert_eq!(requests[0]["resource"], "DesignProject::\"p1\"");
+    assert_eq!(requests[0]["context"]["operation"], "write_files");
+    assert_eq!(requests[2]["action"], "Action::\"write_files\"");
+    let call = &requests[2]["context"]["design"];
+    assert_eq!(call["targets"]["verdict"], "pass");
+    assert_eq!(
+        call["targets"]["paths"],
+        json!(["about.html", "index.html"])
+    );
+    assert_eq!(call["plan"]["writes"], json!(["about.html", "index.html"]));
+
+    // The same call again: every answer, targets and call, comes from the memo.
+    let again = explained(&gateway, &session, covered).await;
+    assert_eq!(questions(&again), expected);
+    assert_eq!(memoized(&again), [true, true, true], "{again}");
+    assert_eq!(again["decision"], "allow");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_shows_the_blocked_target_and_the_blocked_verdict() {
+    let gateway = Gateway::start().await;
+    gateway.record_consent().await;
+    let session = main_session("s-explain-blocked");
+    let token = approved_plan(&gateway, &session, &["index.html"]).await;
+    let arguments = covered_write_args("p1", &token, &["index.html", "docs/CLAUDE.md"]);
+    for _ in 0..2 {
+        let body = explained(&gateway, &session, arguments.clone()).await;
+        assert_ne!(body["decision"], "allow", "{body}");
+        let listed = questions(&body);
+        assert_eq!(listed[0], ("target".to_string(), "index.html".to_string()));
+        assert_eq!(
+            listed[1],
+            ("target".to_string(), "docs/CLAUDE.md".to_string())
+        );
+        let call = &body["requests"][2]["context"]["design"];
+        assert_eq!(call["targets"]["verdict"], "blocked", "{body}");
+    }
+}
