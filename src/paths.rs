@@ -1,25 +1,23 @@
 //! Path analysis: computes facts about target paths (normalization, rejected characters,
-//! folded segments), enumerates an operation's targets, and checks display budgets and
-//! project ids. It must not decide whether a path is reserved: Cedar policies do that
-//! over the facts computed here.
+//! folded segments), enumerates an operation's targets, checks display budgets and project
+//! ids, and shares sets of paths (`set`). It must not decide whether a path is reserved:
+//! Cedar policies do that over the facts computed here.
 
 mod budget;
 mod characters;
 mod normalize;
 mod project_id;
+mod set;
 mod targets;
 
 pub use budget::{
     check_plan_display, fits_batch_display, fits_plan_display, js_length, PlanDisplayRefusal,
 };
 pub use characters::{is_js_whitespace, rejected_character, rejected_character_class};
-pub use normalize::{normalize, target_facts, TargetFacts};
+pub use normalize::{normalize, target_facts, TargetFacts, STRING_OVERHEAD};
 pub use project_id::{is_displayable_project_id, is_strict_project_id, project_key};
+pub use set::PathSet;
 pub use targets::{enumerate_targets, Enumeration, TargetSet};
-
-/// A set of normalized paths, shared rather than copied between a plan, the facts of every
-/// call that matches against it, and the decision memo's keys.
-pub type PathSet = std::sync::Arc<std::collections::BTreeSet<String>>;
 
 /// Most targets one call may name and still pass the target verdict (`u0f`); enumeration
 /// itself lists them all.

@@ -172,9 +172,9 @@ impl ToCedar for BTreeSet<String> {
     }
 }
 
-impl<T: ToCedar> ToCedar for std::sync::Arc<T> {
+impl ToCedar for PathSet {
     fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
-        T::to_cedar(self)
+        BTreeSet::to_cedar(self)
     }
 }
 

@@ -19,26 +19,26 @@ use super::snapshot::PolicySnapshot;
 use super::targets::Classified;
 use super::time_use::{Threshold, TimeUse};
 use super::EvaluationError;
-use crate::paths::TargetFacts;
+use crate::paths::{TargetFacts, STRING_OVERHEAD};
 
 /// Keys are hashed with a fast, randomly seeded hash: a call key carries every target path.
 type FastHash = foldhash::fast::RandomState;
 
-/// How many target answers a snapshot remembers before it starts over (a remembered
-/// classification weighs one per target).
-const TARGET_LIMIT: usize = 65_536;
-/// Calls are bounded by weight, not count: one per request plus one per path it carries, so a
-/// memo of 256-target batches stays as small as one of reads (about 10 MB at most).
-const CALL_WEIGHT_LIMIT: usize = 262_144;
+/// The memo is bounded by the bytes it holds, not by counts: a key may carry hundreds of paths
+/// of up to 4 KiB each. Past its bound, each kind (targets, calls) starts over.
+const TARGET_BYTES: usize = 32 << 20;
+const CALL_BYTES: usize = 32 << 20;
+/// What one remembered answer costs besides the strings of its key.
+const ENTRY_BYTES: usize = 256;
 
 #[derive(Debug, Default)]
 pub struct Memo {
     /// Per call shape (principal, action, resource, project, operation): answers by path, so
     /// a call's targets cost one shape lookup and one borrowed lookup each.
     targets: DashMap<String, Arc<TargetAnswers>, FastHash>,
-    target_count: AtomicUsize,
+    target_bytes: AtomicUsize,
     calls: DashMap<CallKey, Remembered, FastHash>,
-    call_weight: AtomicUsize,
+    call_bytes: AtomicUsize,
 }
 
 /// The remembered target answers of one call shape: by normalized path, and whole
@@ -103,7 +103,7 @@ impl Memo {
     }
 
     pub fn remember_target(&self, answers: &TargetAnswers, path: &str, answer: Arc<Answer>) {
-        self.count_targets(1);
+        self.count_targets(ENTRY_BYTES + path.len() + STRING_OVERHEAD);
         let mut by_path = answers
             .by_path
             .write()
@@ -111,9 +111,11 @@ impl Memo {
         by_path.insert(path.to_string(), answer);
     }
 
-    /// Remembers a classification of every target of one list (weighing one per target).
+    /// Remembers a classification of every target of one list (weighing the list's facts,
+    /// which it keeps alive).
     pub fn remember_classification(&self, answers: &TargetAnswers, classified: Arc<Classified>) {
-        self.count_targets(classified.targets.len());
+        let facts: usize = classified.targets.iter().map(TargetFacts::footprint).sum();
+        self.count_targets(ENTRY_BYTES + facts);
         let mut by_list = answers
             .by_list
             .write()
@@ -122,18 +124,18 @@ impl Memo {
     }
 
     fn count_targets(&self, weight: usize) {
-        if self.target_count.fetch_add(weight, Ordering::Relaxed) + weight > TARGET_LIMIT {
+        if self.target_bytes.fetch_add(weight, Ordering::Relaxed) + weight > TARGET_BYTES {
             self.targets.clear();
-            self.target_count.store(weight, Ordering::Relaxed);
+            self.target_bytes.store(weight, Ordering::Relaxed);
         }
     }
 
     /// Forgets every remembered answer.
     pub fn clear(&self) {
         self.targets.clear();
-        self.target_count.store(0, Ordering::Relaxed);
+        self.target_bytes.store(0, Ordering::Relaxed);
         self.calls.clear();
-        self.call_weight.store(0, Ordering::Relaxed);
+        self.call_bytes.store(0, Ordering::Relaxed);
     }
 
     /// How many call answers are remembered.
@@ -141,9 +143,14 @@ impl Memo {
         self.calls.len()
     }
 
-    /// The weight of the target answers and classifications remembered (one per target).
-    pub fn target_weight(&self) -> usize {
-        self.target_count.load(Ordering::Relaxed)
+    /// About how many bytes the remembered target answers and classifications hold.
+    pub fn target_bytes(&self) -> usize {
+        self.target_bytes.load(Ordering::Relaxed)
+    }
+
+    /// About how many bytes the remembered call answers hold.
+    pub fn call_bytes(&self) -> usize {
+        self.call_bytes.load(Ordering::Relaxed)
     }
 }
 
@@ -170,9 +177,9 @@ pub fn call_answer(
     let time_use = snapshot.index().time_use(&key.action, &key.resource);
     if let Some((after, before)) = window(&time_use, &key.context) {
         let weight = weight(&key.context);
-        if memo.call_weight.fetch_add(weight, Ordering::Relaxed) + weight > CALL_WEIGHT_LIMIT {
+        if memo.call_bytes.fetch_add(weight, Ordering::Relaxed) + weight > CALL_BYTES {
             memo.calls.clear();
-            memo.call_weight.store(weight, Ordering::Relaxed);
+            memo.call_bytes.store(weight, Ordering::Relaxed);
         }
         let remembered = Remembered {
             after,
@@ -184,15 +191,28 @@ pub fn call_answer(
     Ok((answer, false))
 }
 
-/// One for the request and one for each path it carries.
+/// About how many bytes a remembered call holds: a fixed part and the strings that can be
+/// long (paths, queries).
 fn weight(context: &CallContext) -> usize {
-    let paths = match &context.surface {
+    let text = |text: &String| text.len() + STRING_OVERHEAD;
+    let strings: usize = match &context.surface {
         SurfaceContext::Design(design) => {
-            design.targets.paths.len() + design.plan.writes.len() + design.plan.deletes.len()
+            let plan = &design.plan;
+            [&design.targets.paths, &plan.writes, &plan.deletes]
+                .into_iter()
+                .flat_map(|set| set.iter())
+                .chain([&design.arguments.path, &design.project_id])
+                .map(text)
+                .sum()
         }
-        SurfaceContext::Projects(_) => 0,
+        SurfaceContext::Projects(projects) => {
+            [&projects.path, &projects.resolved_path, &projects.query]
+                .into_iter()
+                .map(text)
+                .sum()
+        }
     };
-    1 + paths
+    ENTRY_BYTES + strings
 }
 
 /// The open interval around `context.now` in which no threshold is crossed, so every

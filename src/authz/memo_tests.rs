@@ -10,7 +10,9 @@
 
 use serde_json::json;
 
+use super::{CALL_BYTES, ENTRY_BYTES, TARGET_BYTES};
 use crate::authz::{baseline, Decision, Outcome, PolicySnapshot, RequestContext, Source};
+use crate::paths::STRING_OVERHEAD;
 use crate::scenario::{run, Scenario, ScenarioOutcome};
 
 /// A plan for `index.html` on p1 that expires at 10:10:00; the write is covered before that.
@@ -140,14 +142,16 @@ fn clearing_forgets_every_answer() {
 }
 
 #[test]
-fn the_memo_is_bounded_by_the_paths_it_holds() {
+fn the_memo_is_bounded_by_the_bytes_it_holds() {
     let snapshot = snapshot_with(&[]);
+    // 200 paths of about 1 KiB: each remembered call holds about 250 KB of paths.
+    let long = "d".repeat(1_000);
     let files: Vec<_> = (0..200)
-        .map(|index| json!({"path": format!("site/f{index}.html"), "data": "x"}))
+        .map(|index| json!({"path": format!("{long}/f{index}.html"), "data": "x"}))
         .collect();
-    // 800 distinct calls (one feature flag each), each two requests of 200 paths: more than the
-    // weight limit (262,144, one per request and per path) holds.
-    for flag in 0..800 {
+    // 300 distinct calls (one feature flag each): far more than the memo may hold.
+    let mut most = 0;
+    for flag in 0..300 {
         let mut scenario = covered_write("2026-11-30T10:00:00Z");
         scenario.call.input["arguments"]["files"] = json!(files);
         scenario
@@ -155,8 +159,32 @@ fn the_memo_is_bounded_by_the_paths_it_holds() {
             .feature_flags
             .insert(format!("flag-{flag}"), true);
         decide(&scenario, &snapshot);
+        assert!(snapshot.memo().call_bytes() <= CALL_BYTES);
+        assert!(snapshot.memo().target_bytes() <= TARGET_BYTES);
+        most = most.max(snapshot.memo().calls_len());
     }
-    let remembered = snapshot.memo().calls_len();
-    assert!(remembered > 0);
-    assert!(remembered * 201 <= 262_144, "{remembered} calls remembered");
+    assert!(most > 10, "only {most} calls were ever remembered");
+    assert!(
+        most * 200 * 1_000 <= CALL_BYTES,
+        "{most} calls remembered at once"
+    );
+}
+
+#[test]
+fn a_remembered_classification_weighs_the_facts_it_keeps() {
+    let snapshot = snapshot_with(&[]);
+    let mut scenario = covered_write("2026-11-30T10:00:00Z");
+    scenario.call.input["arguments"]["files"] = json!([
+        {"path": "w/1", "data": "x"}, {"path": "w/2", "data": "x"}, {"path": "w/1", "data": "x"}
+    ]);
+    decide(&scenario, &snapshot);
+    let facts: usize = ["w/1", "w/2", "w/1"]
+        .iter()
+        .map(|path| crate::paths::target_facts(path).footprint())
+        .sum();
+    let answers = 2 * (ENTRY_BYTES + 3 + STRING_OVERHEAD);
+    assert_eq!(
+        snapshot.memo().target_bytes(),
+        answers + ENTRY_BYTES + facts
+    );
 }

@@ -98,11 +98,3 @@ fn another_call_shape_does_not_share_a_classification() {
     assert!(!Arc::ptr_eq(&writes.classified, &other_project.classified));
     assert_eq!(memoized(&other_project), Memoized::Each(vec![false]));
 }
-
-#[test]
-fn a_remembered_classification_outweighs_its_targets_in_the_memo_bound() {
-    let snapshot = snapshot();
-    let targets = list(&["w/1", "w/2", "w/3"]);
-    classify_writes(&snapshot, &targets);
-    assert_eq!(snapshot.memo().target_weight(), 3 + 3);
-}

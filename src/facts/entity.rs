@@ -1,7 +1,6 @@
 //! facts::entity: references to Cedar entities by type and id, built without the Cedar parser
 //! so any id (quotes, slashes, unicode) is carried exactly.
 
-use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
@@ -27,8 +26,9 @@ const TYPES: &[&str] = &[
     "AttachedProject",
 ];
 
-fn type_names() -> &'static HashMap<&'static str, EntityTypeName> {
-    static NAMES: OnceLock<HashMap<&'static str, EntityTypeName>> = OnceLock::new();
+/// Scanned, not hashed: there are five, and this runs for every entity of every call.
+fn type_names() -> &'static [(&'static str, EntityTypeName)] {
+    static NAMES: OnceLock<Vec<(&'static str, EntityTypeName)>> = OnceLock::new();
     NAMES.get_or_init(|| {
         TYPES
             .iter()
@@ -54,8 +54,9 @@ impl EntityRef {
     }
 
     pub fn uid(&self) -> Result<EntityUid, EvaluationError> {
-        let type_name = match type_names().get(self.kind.as_str()) {
-            Some(name) => name.clone(),
+        let known = type_names().iter().find(|(name, _)| *name == self.kind);
+        let type_name = match known {
+            Some((_, parsed)) => parsed.clone(),
             None => EntityTypeName::from_str(&self.kind)
                 .map_err(|_| EvaluationError::EntityId(self.kind.clone()))?,
         };

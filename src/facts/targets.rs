@@ -19,8 +19,9 @@ use crate::paths::{
     TargetSet, MAX_TARGETS,
 };
 
-/// How many paths, summed over the remembered lists, before the memo starts over.
-const REMEMBERED_PATHS: usize = 65_536;
+/// How many bytes of target facts the memo holds before it starts over (paths may be 4 KiB
+/// each, so the bound is on bytes, not on paths).
+const REMEMBERED_BYTES: usize = 32 << 20;
 
 /// The targets of one call, as the Cedar context and the decision record need them.
 #[derive(Debug)]
@@ -104,7 +105,7 @@ struct TargetsMemo {
 #[derive(Default)]
 struct Remembered {
     by_hash: HashMap<u64, Arc<Targets>>,
-    paths: usize,
+    bytes: usize,
 }
 
 impl TargetsMemo {
@@ -119,11 +120,12 @@ impl TargetsMemo {
             }
         }
         let targets = Arc::new(gathered(set, paths));
+        let bytes: usize = targets.facts.iter().map(TargetFacts::footprint).sum();
         let mut lists = self.lists.write().unwrap_or_else(PoisonError::into_inner);
-        if lists.paths + paths.len() > REMEMBERED_PATHS {
+        if lists.bytes + bytes > REMEMBERED_BYTES {
             *lists = Remembered::default();
         }
-        lists.paths += paths.len();
+        lists.bytes += bytes;
         lists.by_hash.insert(hash, Arc::clone(&targets));
         targets
     }
@@ -223,23 +225,22 @@ mod tests {
     }
 
     #[test]
-    fn a_full_memo_starts_over() {
+    fn a_full_memo_starts_over_however_long_the_paths() {
         let memo = TargetsMemo::default();
-        let paths: Vec<String> = (0..MAX_TARGETS).map(|i| format!("full/{i}")).collect();
+        // 256 paths of 4 KiB: about 4 MiB of facts per list, so a ninth list starts over.
+        let long = "x".repeat(4_000);
+        let paths: Vec<String> = (0..MAX_TARGETS).map(|i| format!("{long}/{i}")).collect();
         let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-        for round in 0..=REMEMBERED_PATHS / MAX_TARGETS {
+        let mut most = 0;
+        for round in 0..12 {
             let mut list = paths.clone();
             let name = format!("round-{round}");
             list[0] = &name;
             memo.get_or_gather(TargetSet::Writes, &list);
             let lists = memo.lists.read().unwrap();
-            assert!(lists.paths <= REMEMBERED_PATHS);
+            assert!(lists.bytes <= REMEMBERED_BYTES, "{} bytes", lists.bytes);
+            most = most.max(lists.by_hash.len());
         }
-        let lists = memo.lists.read().unwrap();
-        assert_eq!(
-            lists.by_hash.len(),
-            1,
-            "the 257th list started the memo over"
-        );
+        assert!((2..12).contains(&most), "{most} lists held at most");
     }
 }

@@ -23,6 +23,20 @@ pub struct TargetFacts {
     pub normalizes: bool,
 }
 
+/// Bytes a string costs besides its text (its `String` and a share of the collection holding
+/// it), for bounding memory by what is held rather than by a count.
+pub const STRING_OVERHEAD: usize = 48;
+
+impl TargetFacts {
+    /// About how many bytes these facts hold.
+    pub fn footprint(&self) -> usize {
+        let strings = [&self.raw, &self.normalized, &self.lowercase]
+            .into_iter()
+            .chain(&self.folded_segments);
+        strings.map(|text| text.len() + STRING_OVERHEAD).sum()
+    }
+}
+
 /// Backslash becomes `/`, the path is split on `/`, empty and `.` segments are dropped and
 /// the rest joined with `/`. No case folding; `..` is kept.
 pub fn normalize(path: &str) -> String {

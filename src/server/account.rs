@@ -42,6 +42,10 @@ impl Account {
     }
 
     pub fn plans(&self, session_id: &str) -> Arc<PlanStore> {
+        // A known session is only read: `entry` would take the shard's write lock every call.
+        if let Some(plans) = self.sessions.get(session_id) {
+            return Arc::clone(plans.value());
+        }
         Arc::clone(
             self.sessions
                 .entry(session_id.to_string())
