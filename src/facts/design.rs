@@ -57,14 +57,14 @@ pub fn gather(
         } else {
             EntityRef::new("DesignProject", project_id)
         },
-        context: std::sync::Arc::new(CallContext {
+        context: Arc::new(CallContext {
             approvals: BTreeSet::new(),
             now: unix_millis(now),
             session: session.to_context(),
             environment: environment.to_context(),
             surface: SurfaceContext::Design(Box::new(design)),
         }),
-        targets: std::sync::Arc::clone(&targets.facts),
+        targets: Arc::clone(&targets.facts),
         identity,
         summary,
     }
