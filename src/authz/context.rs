@@ -246,19 +246,26 @@ impl TargetContext {
         }
     }
 
-    pub(crate) fn to_cedar_context(&self) -> Result<Context, EvaluationError> {
-        let pairs = vec![
-            ("path".to_string(), self.path.to_cedar()?),
-            ("lowercase".to_string(), self.lowercase.to_cedar()?),
-            ("segments".to_string(), self.segments.to_cedar()?),
+    /// The Cedar context, taking the strings rather than copying them (one per target).
+    pub(crate) fn into_cedar_context(self) -> Result<Context, EvaluationError> {
+        let string = RestrictedExpression::new_string;
+        let segments = RestrictedExpression::new_set(self.segments.into_iter().map(string));
+        let pairs = [
+            ("path", string(self.path)),
+            ("lowercase", string(self.lowercase)),
+            ("segments", segments),
             (
-                "rejected_character".to_string(),
-                self.rejected_character.to_cedar()?,
+                "rejected_character",
+                RestrictedExpression::new_bool(self.rejected_character),
             ),
-            ("normalizes".to_string(), self.normalizes.to_cedar()?),
-            ("project_id".to_string(), self.project_id.to_cedar()?),
-            ("operation".to_string(), self.operation.to_cedar()?),
+            (
+                "normalizes",
+                RestrictedExpression::new_bool(self.normalizes),
+            ),
+            ("project_id", string(self.project_id)),
+            ("operation", string(self.operation)),
         ];
-        Context::from_pairs(pairs).map_err(|error| EvaluationError::Context(error.to_string()))
+        Context::from_pairs(pairs.map(|(name, value)| (name.to_string(), value)))
+            .map_err(|error| EvaluationError::Context(error.to_string()))
     }
 }

@@ -176,7 +176,7 @@ fn answer(
     }
     let context = TargetContext::of(target, call.project_id, call.operation);
     let evaluated = context
-        .to_cedar_context()
+        .into_cedar_context()
         .and_then(|cedar| evaluate(snapshot, call.principal, call.action, call.resource, cedar))
         .map(Arc::new);
     if let Ok(answer) = &evaluated {
