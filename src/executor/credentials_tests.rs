@@ -48,16 +48,23 @@ async fn serve(server: Arc<TokenServer>) -> String {
     format!("http://{address}/v1/oauth/token")
 }
 
-#[tokio::test]
-async fn concurrent_refreshes_share_one_request() {
-    let server = Arc::new(TokenServer::default());
+/// Credentials holding `access-0` / `refresh-0` against a running `server`.
+async fn started(server: TokenServer) -> (Arc<TokenServer>, Credentials) {
+    let server = Arc::new(server);
     let url = serve(Arc::clone(&server)).await;
-    let credentials = Arc::new(Credentials::new(
+    let credentials = Credentials::new(
         reqwest::Client::new(),
         url,
         "access-0".into(),
         Some("refresh-0".into()),
-    ));
+    );
+    (server, credentials)
+}
+
+#[tokio::test]
+async fn concurrent_refreshes_share_one_request() {
+    let (server, credentials) = started(TokenServer::default()).await;
+    let credentials = Arc::new(credentials);
     let calls = (0..20).map(|_| {
         let credentials = Arc::clone(&credentials);
         tokio::spawn(async move { credentials.refresh("access-0").await })
@@ -71,14 +78,7 @@ async fn concurrent_refreshes_share_one_request() {
 
 #[tokio::test]
 async fn a_stale_token_already_replaced_needs_no_request() {
-    let server = Arc::new(TokenServer::default());
-    let url = serve(Arc::clone(&server)).await;
-    let credentials = Credentials::new(
-        reqwest::Client::new(),
-        url,
-        "access-0".into(),
-        Some("refresh-0".into()),
-    );
+    let (server, credentials) = started(TokenServer::default()).await;
     assert_eq!(credentials.refresh("access-0").await.unwrap(), "access-1");
     assert_eq!(credentials.refresh("access-0").await.unwrap(), "access-1");
     assert_eq!(server.hits.load(Ordering::SeqCst), 1);
@@ -88,17 +88,11 @@ async fn a_stale_token_already_replaced_needs_no_request() {
 
 #[tokio::test]
 async fn a_refused_refresh_keeps_the_token_and_allows_a_later_attempt() {
-    let server = Arc::new(TokenServer {
+    let (server, credentials) = started(TokenServer {
         refuse: true,
         ..TokenServer::default()
-    });
-    let url = serve(Arc::clone(&server)).await;
-    let credentials = Credentials::new(
-        reqwest::Client::new(),
-        url,
-        "access-0".into(),
-        Some("refresh-0".into()),
-    );
+    })
+    .await;
     assert_eq!(
         credentials.refresh("access-0").await,
         Err(CredentialError::Rejected(400))
@@ -127,14 +121,7 @@ async fn without_a_refresh_token_nothing_is_sent() {
 
 #[tokio::test]
 async fn a_cancelled_caller_does_not_lose_the_new_token() {
-    let server = Arc::new(TokenServer::default());
-    let url = serve(Arc::clone(&server)).await;
-    let credentials = Credentials::new(
-        reqwest::Client::new(),
-        url,
-        "access-0".into(),
-        Some("refresh-0".into()),
-    );
+    let (_server, credentials) = started(TokenServer::default()).await;
     let raced =
         tokio::time::timeout(Duration::from_millis(5), credentials.refresh("access-0")).await;
     assert!(raced.is_err());
