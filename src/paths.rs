@@ -1,10 +1,11 @@
 //! Path analysis: computes facts about target paths (normalization, rejected characters,
-//! folded segments), enumerates an operation's targets, checks display budgets and project
+//! folded segments, default-ignorables and confusable skeletons), enumerates an operation's targets, checks display budgets and project
 //! ids, and shares sets of paths (`set`). It must not decide whether a path is reserved:
 //! Cedar policies do that over the facts computed here.
 
 mod budget;
 mod characters;
+mod confusables;
 mod normalize;
 mod project_id;
 mod set;
@@ -14,6 +15,7 @@ pub use budget::{
     check_plan_display, fits_batch_display, fits_plan_display, js_length, PlanDisplayRefusal,
 };
 pub use characters::{is_js_whitespace, rejected_character, rejected_character_class};
+pub use confusables::{has_default_ignorable, skeleton, skeleton_segments};
 pub use normalize::{normalize, target_facts, TargetFacts, STRING_OVERHEAD};
 pub use project_id::{is_displayable_project_id, is_strict_project_id, project_key};
 pub use set::PathSet;

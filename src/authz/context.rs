@@ -137,6 +137,9 @@ pub struct TargetContext {
     pub segments: BTreeSet<String>,
     pub rejected_character: bool,
     pub normalizes: bool,
+    pub default_ignorable: bool,
+    pub skeleton: String,
+    pub skeleton_segments: BTreeSet<String>,
     pub project_id: String,
     pub operation: String,
 }
@@ -241,6 +244,9 @@ impl TargetContext {
             segments: target.folded_segments.iter().cloned().collect(),
             rejected_character: target.rejected_character.is_some(),
             normalizes: target.normalizes,
+            default_ignorable: target.default_ignorable,
+            skeleton: target.skeleton.clone(),
+            skeleton_segments: target.skeleton_segments.iter().cloned().collect(),
             project_id: project_id.to_string(),
             operation: operation.to_string(),
         }
@@ -250,6 +256,8 @@ impl TargetContext {
     pub(crate) fn into_cedar_context(self) -> Result<Context, EvaluationError> {
         let string = RestrictedExpression::new_string;
         let segments = RestrictedExpression::new_set(self.segments.into_iter().map(string));
+        let skeleton_segments =
+            RestrictedExpression::new_set(self.skeleton_segments.into_iter().map(string));
         let pairs = [
             ("path", string(self.path)),
             ("lowercase", string(self.lowercase)),
@@ -262,6 +270,12 @@ impl TargetContext {
                 "normalizes",
                 RestrictedExpression::new_bool(self.normalizes),
             ),
+            (
+                "default_ignorable",
+                RestrictedExpression::new_bool(self.default_ignorable),
+            ),
+            ("skeleton", string(self.skeleton)),
+            ("skeleton_segments", skeleton_segments),
             ("project_id", string(self.project_id)),
             ("operation", string(self.operation)),
         ];

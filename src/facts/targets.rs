@@ -153,6 +153,7 @@ fn is_list(known: &Targets, set: TargetSet, paths: &[&str]) -> bool {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::*;
+    use crate::authz::context::TargetContext;
     use serde_json::json;
 
     fn of(operation: &str, arguments: Value) -> Arc<Targets> {
@@ -195,6 +196,35 @@ mod tests {
             TargetSet::Writes,
             &["memo/x", "memo/x"]
         ));
+    }
+
+    /// The memo is keyed by raw paths, the snapshot's target answers by normalized path: raw
+    /// paths that normalize alike get their own facts (their own `raw`), and facts that differ
+    /// by an invisible character are never shared.
+    #[test]
+    fn raw_paths_normalizing_alike_get_their_own_facts() {
+        let backslash = of(
+            "write_files",
+            json!({"files": [{"path": "c2\\CLAUDE.md\u{2060}"}]}),
+        );
+        let slash = of(
+            "write_files",
+            json!({"files": [{"path": "c2//CLAUDE.md\u{2060}"}]}),
+        );
+        assert!(!Arc::ptr_eq(&backslash, &slash));
+        assert_eq!(backslash.facts[0].raw, "c2\\CLAUDE.md\u{2060}");
+        assert_eq!(slash.facts[0].raw, "c2//CLAUDE.md\u{2060}");
+        assert_eq!(*backslash.normalized, *slash.normalized);
+        let context = |targets: &Targets| TargetContext::of(&targets.facts[0], "p1", "write_files");
+        assert_eq!(context(&backslash), context(&slash));
+        assert!(context(&slash).default_ignorable);
+        assert_eq!(context(&slash).skeleton, "c2/claude.rnd");
+
+        let visible = of("write_files", json!({"files": [{"path": "c2/CLAUDE.md"}]}));
+        assert!(!Arc::ptr_eq(&visible, &slash));
+        assert!(!visible.facts[0].default_ignorable);
+        assert_ne!(visible.normalized, slash.normalized);
+        assert_eq!(visible.facts[0].skeleton, slash.facts[0].skeleton);
     }
 
     #[test]

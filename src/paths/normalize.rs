@@ -2,6 +2,7 @@
 //! (`GnS` inputs). It computes facts only; it must not decide that a path is reserved.
 
 use super::characters::{is_js_whitespace, rejected_character};
+use super::confusables::{has_default_ignorable, skeleton, skeleton_segments};
 
 /// Facts about one raw target path, the inputs of the reserved-path and reserved-segment
 /// policies.
@@ -21,6 +22,12 @@ pub struct TargetFacts {
     /// False when `GnS` step 4 applies: the path normalizes to empty, a segment matches
     /// `^\s*\.\.[\s.]*$` (JavaScript `\s`), or the path contains NUL
     pub normalizes: bool,
+    /// Whether `normalized` holds a Default_Ignorable_Code_Point (`paths::confusables`)
+    pub default_ignorable: bool,
+    /// The case-insensitive UTS #39 skeleton of `normalized`, itself normalized
+    pub skeleton: String,
+    /// The segments of `skeleton`, folded as `folded_segments` are
+    pub skeleton_segments: Vec<String>,
 }
 
 /// Bytes a string costs besides its text (its `String` and a share of the collection holding
@@ -30,9 +37,10 @@ pub const STRING_OVERHEAD: usize = 48;
 impl TargetFacts {
     /// About how many bytes these facts hold.
     pub fn footprint(&self) -> usize {
-        let strings = [&self.raw, &self.normalized, &self.lowercase]
+        let strings = [&self.raw, &self.normalized, &self.lowercase, &self.skeleton]
             .into_iter()
-            .chain(&self.folded_segments);
+            .chain(&self.folded_segments)
+            .chain(&self.skeleton_segments);
         strings.map(|text| text.len() + STRING_OVERHEAD).sum()
     }
 }
@@ -49,17 +57,26 @@ pub fn normalize(path: &str) -> String {
 }
 
 /// Computes every fact about `raw` that the path policies need.
+///
+/// INVARIANT: every fact but `raw` is a function of `normalized` alone (the raw-path tests
+/// below give the same answer on the normalized path, since normalization neither adds nor
+/// removes NUL or a rejected character), so `authz::targets` may remember a target's answer
+/// by its normalized path. A fact that needed the raw path would have to join that key.
 pub fn target_facts(raw: &str) -> TargetFacts {
     let normalized = normalize(raw);
     let lowercase = normalized.to_lowercase();
     let normalizes = !normalized.is_empty()
         && !raw.contains('\0')
         && !normalized.split('/').any(is_parent_segment);
+    let skeleton = skeleton(&normalized);
     TargetFacts {
         raw: raw.to_owned(),
         folded_segments: folded_segments(&normalized),
         rejected_character: rejected_character(raw),
         normalizes,
+        default_ignorable: has_default_ignorable(&normalized),
+        skeleton_segments: skeleton_segments(&skeleton),
+        skeleton,
         lowercase,
         normalized,
     }
@@ -225,6 +242,47 @@ mod tests {
         assert_eq!(facts.rejected_character, Some('?'));
         assert!(facts.normalizes);
         assert_eq!(target_facts("a/b").rejected_character, None);
+    }
+
+    #[test]
+    fn every_fact_but_raw_is_a_function_of_the_normalized_path() {
+        for raw in [
+            "a\\CLAUDE.md\u{2060}",
+            "./in\u{2060}dex.html",
+            "docs//ＣＬＡＵＤＥ.md/.",
+            "\\\u{0421}LAUDE.md",
+            "x/./a\u{E0041}\\b?",
+            "a/\0/.",
+            "./",
+            "a\\..\\b",
+        ] {
+            let facts = target_facts(raw);
+            let again = target_facts(&facts.normalized);
+            assert_eq!(
+                TargetFacts {
+                    raw: again.normalized.clone(),
+                    ..facts.clone()
+                },
+                TargetFacts {
+                    raw: again.normalized.clone(),
+                    ..again
+                },
+                "{raw:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn look_alike_facts_of_a_target() {
+        let facts = target_facts("Docs\\ＣＬＡＵＤＥ.md\u{2060}");
+        assert_eq!(facts.normalized, "Docs/ＣＬＡＵＤＥ.md\u{2060}");
+        assert!(facts.default_ignorable);
+        assert_eq!(facts.rejected_character, None);
+        assert_eq!(facts.skeleton, "docs/claude.rnd");
+        assert_eq!(facts.skeleton_segments, ["docs", "claude.rnd"]);
+        let plain = target_facts("src/index.html");
+        assert!(!plain.default_ignorable);
+        assert_eq!(plain.skeleton_segments, ["src", "index.htrnl"]);
     }
 
     #[test]
