@@ -7,6 +7,7 @@
 mod approvals;
 mod consent_grants;
 mod explain;
+mod hardening;
 mod harness;
 mod local_path;
 mod plans;
