@@ -1,6 +1,7 @@
-//! Look-alike facts about a normalized target path (UTS #31 and #39): whether it holds a
-//! Default_Ignorable_Code_Point, and its case-insensitive confusable skeleton. It computes
-//! facts only; which skeletons are reserved is written in `policies/hardening/`.
+//! Look-alike facts about a normalized target path: whether it holds a code point of
+//! Unicode's Default_Ignorable_Code_Point property, and its case-insensitive confusable
+//! skeleton (UTS #39). It computes facts only; which skeletons are reserved is written in
+//! `policies/hardening/`.
 //!
 //! Both are computed from the *normalized* path (see the invariant on `target_facts`):
 //! normalization only rewrites `\`, `/` and `.` segments, none of them default-ignorable, so
@@ -84,6 +85,16 @@ mod tests {
         ] {
             assert!(has_default_ignorable(&format!("in{c}dex.html")), "{c:?}");
         }
+    }
+
+    /// DerivedCoreProperties.txt: "Total code points: 4174" (stable since Unicode 6.1).
+    #[test]
+    fn the_whole_default_ignorable_set_is_known() {
+        let count = (0..=0x10FFFF)
+            .filter_map(char::from_u32)
+            .filter(|c| has_default_ignorable(&c.to_string()))
+            .count();
+        assert_eq!(count, 4174);
     }
 
     #[test]
