@@ -1,6 +1,8 @@
 //! The decision log end to end: records built from corpus scenarios, the group-commit writer,
 //! the reader's problem reports, replay and `askgate log` through the binary.
 
+mod fixtures;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
