@@ -4,6 +4,8 @@
 //! talks real HTTP; they read the service's state only through `/healthz` and the log files.
 
 mod crash;
+mod full_disk;
 mod harness;
 mod reload;
+mod replaced;
 mod unwritable;

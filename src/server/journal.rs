@@ -172,6 +172,9 @@ mod tests {
         let options = LogOptions {
             max_file_bytes: 1,
             durability: Durability::None,
+            // Every write is tried, so a test sees recovery on the first write after it.
+            first_retry: std::time::Duration::ZERO,
+            ..LogOptions::default()
         };
         Journal::new(
             Some(DecisionLog::open(logs, options).unwrap()),
