@@ -9,3 +9,4 @@ mod harness;
 mod reload;
 mod replaced;
 mod unwritable;
+mod watched;
