@@ -32,7 +32,7 @@ fn record_of(scenario: &Scenario, id: &str, snapshot: &PolicySnapshot) -> Option
         account: "acct-1".to_string(),
         session: format!("session-{}", id.len() % 3),
     };
-    Some(DecisionRecord::new(origin, &facts, &decision))
+    DecisionRecord::new(origin, &facts, &decision).ok()
 }
 
 /// Decision records of every corpus scenario that runs on the baseline alone.
