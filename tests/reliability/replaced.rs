@@ -68,12 +68,21 @@ async fn f6_deleted_log_file_is_replaced_by_a_new_one() {
     assert!(logs.join("decisions-000002.jsonl").exists());
     assert_no_deleted_log_open(&logs);
 
-    // Replaced by another file of the same name: that file is the log from now on.
+    // Moved away and replaced by another file of the same name (a naive rotation): the writer
+    // never writes to the moved file again and goes on in the next file.
     let current = logs.join("decisions-000002.jsonl");
-    std::fs::rename(&current, work.path().join("moved.jsonl")).unwrap();
+    let moved = work.path().join("moved.jsonl");
+    std::fs::rename(&current, &moved).unwrap();
     std::fs::write(&current, "").unwrap();
+    let moved_bytes = std::fs::read(&moved).unwrap();
     let replaced = acknowledged(&service, 3).await;
     assert_eq!(logged_decisions(&logs), replaced);
+    assert!(logs.join("decisions-000003.jsonl").exists());
+    assert_eq!(
+        std::fs::read(&moved).unwrap(),
+        moved_bytes,
+        "the moved file is left alone"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
