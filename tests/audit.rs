@@ -1,6 +1,8 @@
 //! The decision log end to end: records built from corpus scenarios, the group-commit writer,
 //! the reader's problem reports, replay and `askgate log` through the binary.
 
+mod fixtures;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -30,7 +32,7 @@ fn record_of(scenario: &Scenario, id: &str, snapshot: &PolicySnapshot) -> Option
         account: "acct-1".to_string(),
         session: format!("session-{}", id.len() % 3),
     };
-    Some(DecisionRecord::new(origin, &facts, &decision))
+    DecisionRecord::new(origin, &facts, &decision).ok()
 }
 
 /// Decision records of every corpus scenario that runs on the baseline alone.
@@ -129,6 +131,7 @@ fn group_commit_keeps_every_acknowledged_line_across_rotations() {
     let options = LogOptions {
         max_file_bytes: 16 * 1024,
         durability: Durability::Fsync,
+        ..LogOptions::default()
     };
     let log = DecisionLog::open(dir.path(), options).unwrap();
     let acknowledged: Vec<String> = std::thread::scope(|scope| {
@@ -218,6 +221,8 @@ fn an_unusable_directory_is_an_error_and_the_log_recovers() {
     let options = LogOptions {
         max_file_bytes: 1,
         durability: Durability::Fsync,
+        first_retry: std::time::Duration::ZERO,
+        ..LogOptions::default()
     };
     let log = DecisionLog::open(&logs, options).unwrap();
     log.append_blocking(&approval("d-1")).unwrap();
@@ -248,7 +253,11 @@ fn a_full_disk_is_an_error_and_the_next_file_recovers() {
     let dir = tempfile::tempdir().unwrap();
     // The current file writes to /dev/full (ENOSPC, even for root).
     std::os::unix::fs::symlink("/dev/full", dir.path().join("decisions-000001.jsonl")).unwrap();
-    let log = DecisionLog::open(dir.path(), LogOptions::default()).unwrap();
+    let options = LogOptions {
+        first_retry: std::time::Duration::ZERO,
+        ..LogOptions::default()
+    };
+    let log = DecisionLog::open(dir.path(), options).unwrap();
     let error = log.append_blocking(&approval("d-1")).unwrap_err();
     assert!(
         error.to_string().contains("decisions-000001.jsonl"),

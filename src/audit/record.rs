@@ -1,17 +1,21 @@
 //! audit::record: the versioned wire types of the decision log (one JSON object per line).
-//! Wire types only: it must not decide, read files or clocks. Their `"v"` and `"kind"` header is
-//! `header`'s; building a record from a decision (times, redaction) is `render`'s.
+//! Wire types only, never domain types: it must not decide, read files or clocks. Their `"v"`
+//! and `"kind"` header is `header`'s; the logged facts and their conversion to and from the
+//! domain's are `facts`'s, completing records older than a fact is `upgrade`'s; building a
+//! record from a decision (times) is `render`'s.
 
+mod facts;
 mod header;
 mod render;
+mod upgrade;
 
 use serde::{Deserialize, Serialize};
 
 use crate::authz::ApprovalKind;
-use crate::facts::CallFacts;
 
+pub use facts::{EntityV1, FactsError, FactsV1, IdentityV1, SummaryV1, TargetV1};
 pub use header::{ApprovalRecordKind, DecisionKind, OutcomeKind, Version, FORMAT_VERSION};
-pub use render::{format_time, redact, DecisionOrigin, REDACTED};
+pub use render::{format_time, DecisionOrigin, REDACTED};
 
 /// The logged tri-state outcome (the wire twin of `authz::Outcome`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -30,6 +34,38 @@ impl Verdict {
             Self::Allow => "allow",
             Self::Ask => "ask",
             Self::Deny => "deny",
+        }
+    }
+}
+
+/// The kind of approval an ask requests (the wire twin of `authz::ApprovalKind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalKindV1 {
+    Consent,
+    Grant,
+    Plan,
+    Batch,
+}
+
+impl From<ApprovalKind> for ApprovalKindV1 {
+    fn from(kind: ApprovalKind) -> Self {
+        match kind {
+            ApprovalKind::Consent => Self::Consent,
+            ApprovalKind::Grant => Self::Grant,
+            ApprovalKind::Plan => Self::Plan,
+            ApprovalKind::Batch => Self::Batch,
+        }
+    }
+}
+
+impl From<ApprovalKindV1> for ApprovalKind {
+    fn from(kind: ApprovalKindV1) -> Self {
+        match kind {
+            ApprovalKindV1::Consent => Self::Consent,
+            ApprovalKindV1::Grant => Self::Grant,
+            ApprovalKindV1::Plan => Self::Plan,
+            ApprovalKindV1::Batch => Self::Batch,
         }
     }
 }
@@ -63,10 +99,10 @@ pub struct DecisionRecord {
     pub decision: Verdict,
     pub policies: Vec<String>,
     pub errors: Vec<String>,
-    pub approval: Option<ApprovalKind>,
+    pub approval: Option<ApprovalKindV1>,
     pub reason: String,
     /// Everything replay needs; the Cedar requests are re-derived from it.
-    pub facts: CallFacts,
+    pub facts: FactsV1,
     pub shadow: Option<ShadowRecord>,
 }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::reader::{decode, split_lines, LogLine, Problem, ProblemKind, RawLine};
-use super::record::{DecisionRecord, Record, Verdict};
+use super::record::{DecisionRecord, FactsError, Record, Verdict};
 use crate::authz::{decide, ApprovalKind, PolicySnapshot};
 
 /// The bytes of one log file, as read by the caller.
@@ -157,7 +157,13 @@ fn replay_lines(lines: &[(&str, RawLine<'_>)], snapshot: &PolicySnapshot) -> Par
             LogLine::Record(Record::Decision(record)) => {
                 partial.records += 1;
                 partial.decisions += 1;
-                let (old, new) = compare(&record, snapshot);
+                let (old, new) = match compare(&record, snapshot) {
+                    Ok(sides) => sides,
+                    Err(error) => {
+                        partial.problems.push(undecidable(file, *line, &error));
+                        continue;
+                    }
+                };
                 *partial
                     .matrix
                     .entry((old.decision, new.decision))
@@ -174,12 +180,26 @@ fn replay_lines(lines: &[(&str, RawLine<'_>)], snapshot: &PolicySnapshot) -> Par
     partial
 }
 
+/// A decision record whose logged facts cannot be decided on again.
+fn undecidable(file: &str, line: RawLine<'_>, error: &FactsError) -> Problem {
+    Problem {
+        file: file.to_string(),
+        line_number: line.line_number,
+        kind: ProblemKind::Malformed,
+        message: error.to_string(),
+        text_prefix: String::new(),
+    }
+}
+
 /// The logged side and the side the snapshot decides now.
-pub fn compare(record: &DecisionRecord, snapshot: &PolicySnapshot) -> (Side, Side) {
-    let decision = decide(&record.facts, snapshot);
+pub fn compare(
+    record: &DecisionRecord,
+    snapshot: &PolicySnapshot,
+) -> Result<(Side, Side), FactsError> {
+    let decision = decide(&record.facts.to_facts()?, snapshot);
     let old = Side {
         decision: record.decision,
-        approval: record.approval,
+        approval: record.approval.map(Into::into),
         policies: record.policies.clone(),
         reason: record.reason.clone(),
     };
@@ -189,7 +209,7 @@ pub fn compare(record: &DecisionRecord, snapshot: &PolicySnapshot) -> (Side, Sid
         policies: decision.policies,
         reason: decision.reason,
     };
-    (old, new)
+    Ok((old, new))
 }
 
 /// Outcome, approval kind and determining policies decide sameness; reason text does not.
@@ -248,7 +268,7 @@ mod tests {
                 account: "a".to_string(),
                 session: "s".to_string(),
             };
-            let mut record = DecisionRecord::new(origin, &facts, &decision);
+            let mut record = DecisionRecord::new(origin, &facts, &decision).unwrap();
             if index % 3 == 0 {
                 record.decision = Verdict::Deny;
             }

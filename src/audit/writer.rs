@@ -6,19 +6,23 @@
 
 mod commit;
 mod health;
+mod pacing;
 mod rotation;
 
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use super::record::Record;
 use commit::{Reply, Request};
 use health::FailureState;
+use pacing::Pacing;
 use rotation::Sink;
 
 pub use health::LogFailure;
+pub use pacing::{FIRST_RETRY, MAX_RETRY};
 
 /// Default size after which the log moves to the next file.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -35,6 +39,10 @@ pub enum Durability {
 pub struct LogOptions {
     pub max_file_bytes: u64,
     pub durability: Durability,
+    /// After a failed write, the first retry waits this long, doubling up to `max_retry`;
+    /// batches in between fail at once with the same cause.
+    pub first_retry: Duration,
+    pub max_retry: Duration,
 }
 
 impl Default for LogOptions {
@@ -42,6 +50,8 @@ impl Default for LogOptions {
         Self {
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             durability: Durability::Fsync,
+            first_retry: FIRST_RETRY,
+            max_retry: MAX_RETRY,
         }
     }
 }
@@ -52,6 +62,8 @@ pub enum LogError {
     Encode(String),
     #[error("cannot write the decision log `{path}`: {message}")]
     Io { path: String, message: String },
+    #[error("the decision log file `{path}` is no longer the open file ({message}); it is not written to again")]
+    Replaced { path: String, message: String },
     #[error("the decision log is closed")]
     Closed,
 }
@@ -81,10 +93,11 @@ impl DecisionLog {
         sink.open_current()?;
         let failures = Arc::new(FailureState::default());
         let recorder = Arc::clone(&failures);
+        let pacing = Pacing::new(options.first_retry, options.max_retry);
         let (sender, receiver) = mpsc::channel::<Request>();
         let worker = std::thread::Builder::new()
             .name("askgate-decision-log".to_string())
-            .spawn(move || commit::run(&mut sink, &receiver, &recorder))
+            .spawn(move || commit::run(&mut sink, &receiver, &recorder, pacing))
             .map_err(|error| LogError::io(dir, &error))?;
         Ok(DecisionLog {
             sender: Mutex::new(Some(sender)),
@@ -185,6 +198,8 @@ mod tests {
         let options = LogOptions {
             max_file_bytes: 1,
             durability: Durability::None,
+            first_retry: Duration::ZERO,
+            ..LogOptions::default()
         };
         let log = DecisionLog::open(&logs, options).unwrap();
         assert_eq!(log.failure(), None, "nothing written yet");

@@ -212,7 +212,7 @@ fn raw_decide_rate(logs: &[LogText], snapshot: &crate::authz::PolicySnapshot) {
                 .filter_map(|line| parse_record(line.text).ok())
         })
         .filter_map(|record| match record {
-            Record::Decision(decision) => Some(decision.facts),
+            Record::Decision(decision) => decision.facts.to_facts().ok(),
             _ => None,
         })
         .collect();

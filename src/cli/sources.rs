@@ -1,5 +1,8 @@
 //! cli::sources: reads the schema and policy files the command line names (or the embedded
-//! baseline) and loads them into a snapshot. The only place policies are read from disk.
+//! baseline) and loads them into a snapshot. The only place policies are read from disk; what a
+//! policy directory holds is `listing`'s.
+
+pub mod listing;
 
 use std::path::{Path, PathBuf};
 
@@ -7,6 +10,7 @@ use clap::Args;
 
 use crate::authz::baseline;
 use crate::authz::{LoadError, LoadProblem, PolicySnapshot, Source};
+use listing::PolicyEntry;
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct PolicyArgs {
@@ -42,16 +46,31 @@ pub fn load(args: &PolicyArgs) -> Result<PolicySnapshot, LoadError> {
     PolicySnapshot::load(&schema, &sources)
 }
 
-/// The `.cedar` files directly in `dir`, sorted by name.
+/// The `.cedar` files directly in `dir` (through symlinks), sorted by name. An entry that is
+/// not a readable policy file (a directory, a dangling or looping symlink) is a problem of the
+/// load, with every other problem of the directory (C14).
 pub fn read_dir(dir: &Path) -> Result<Vec<Source>, LoadError> {
-    let entries = std::fs::read_dir(dir).map_err(|error| io_problem(dir, &error))?;
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_file() && path.extension().is_some_and(|ext| ext == "cedar"))
-        .collect();
-    paths.sort();
-    paths.iter().map(|path| read_file(path)).collect()
+    let entries = listing::policy_entries(dir).map_err(|error| io_problem(dir, &error))?;
+    let mut sources = Vec::new();
+    let mut problems = Vec::new();
+    for entry in entries {
+        let read =
+            match &entry {
+                PolicyEntry::File { path, .. } => read_file(path),
+                PolicyEntry::Problem { path, message } => Err(LoadError::single(
+                    LoadProblem::in_file(&path.display().to_string(), None, message.clone()),
+                )),
+            };
+        match read {
+            Ok(source) => sources.push(source),
+            Err(error) => problems.extend(error.problems),
+        }
+    }
+    if problems.is_empty() {
+        Ok(sources)
+    } else {
+        Err(LoadError { problems })
+    }
 }
 
 pub fn read_file(path: &Path) -> Result<Source, LoadError> {

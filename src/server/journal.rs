@@ -13,7 +13,7 @@ use crate::audit::record::{
     format_time, ApprovalAction, ApprovalRecord, ApprovalRecordKind, DecisionOrigin,
     DecisionRecord, OutcomeKind, OutcomeRecord, OutcomeStatus, Record, Version,
 };
-use crate::audit::writer::DecisionLog;
+use crate::audit::writer::{DecisionLog, LogError};
 use crate::authz::Decision;
 use health::FailureStamps;
 
@@ -62,7 +62,10 @@ impl Journal {
             account: ACCOUNT.to_string(),
             session: prepared.session_id.clone(),
         };
-        let mut record = DecisionRecord::new(origin, &prepared.facts, decision);
+        let mut record = match DecisionRecord::new(origin, &prepared.facts, decision) {
+            Ok(record) => record,
+            Err(error) => return self.not_written(&LogError::Encode(error.to_string())),
+        };
         if let Some(shadow) = shadow {
             record = record.with_shadow(shadow);
         }
@@ -137,14 +140,19 @@ impl Journal {
         }
         match result {
             Ok(()) => Ok(()),
-            Err(error) if self.refuse_without_log => Err(ApiError::Unavailable(format!(
-                "the decision log cannot be written ({error}); the call is refused"
-            ))),
-            Err(error) => {
-                tracing::error!(%error, "decision log write failed; continuing as configured (log_failure = allow)");
-                Ok(())
-            }
+            Err(error) => self.not_written(&error),
         }
+    }
+
+    /// A record that could not be written: the call is refused unless configured otherwise.
+    fn not_written(&self, error: &LogError) -> Result<(), ApiError> {
+        if self.refuse_without_log {
+            return Err(ApiError::Unavailable(format!(
+                "the decision log cannot be written ({error}); the call is refused"
+            )));
+        }
+        tracing::error!(%error, "decision log write failed; continuing as configured (log_failure = allow)");
+        Ok(())
     }
 }
 
@@ -172,6 +180,9 @@ mod tests {
         let options = LogOptions {
             max_file_bytes: 1,
             durability: Durability::None,
+            // Every write is tried, so a test sees recovery on the first write after it.
+            first_retry: std::time::Duration::ZERO,
+            ..LogOptions::default()
         };
         Journal::new(
             Some(DecisionLog::open(logs, options).unwrap()),

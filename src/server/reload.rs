@@ -6,11 +6,12 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::authz::{LoadProblem, PolicySnapshot};
+use crate::cli::sources::listing::{policy_entries, PolicyEntry};
 use crate::cli::sources::{self, PolicyArgs};
 
 /// What the last reload attempt did.
@@ -168,43 +169,38 @@ impl Reloader {
         report
     }
 
-    /// A fingerprint of the watched directories (names, sizes, modification times).
+    /// A fingerprint of the watched directories (see [`Fingerprint`]).
     pub fn fingerprint(&self) -> Fingerprint {
         fingerprint_of(&self.live, self.shadow.as_ref())
     }
 }
 
-/// What the watcher compares: every `.cedar` file's path, size and modification time.
-pub type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
+/// What the watcher compares: every `*.cedar` entry of every directory as seen through its
+/// symlinks (size, time, device and inode of the file it names, or why it is not one), and any
+/// directory that cannot be listed. A Kubernetes ConfigMap's `..data` swap changes the inode
+/// behind every link, so it is a change (F7); a link whose target vanishes is one too, and the
+/// reload it triggers reports it (C14).
+pub type Fingerprint = Vec<PolicyEntry>;
 
 pub fn fingerprint_of(live: &PolicyArgs, shadow: Option<&PolicyArgs>) -> Fingerprint {
-    {
-        let mut dirs: Vec<PathBuf> = live.policies.clone();
-        dirs.extend(live.baseline.clone());
-        if let Some(shadow) = shadow {
-            dirs.extend(shadow.policies.clone());
-            dirs.extend(shadow.baseline.clone());
-        }
-        let mut entries = Vec::new();
-        for dir in dirs {
-            let Ok(read) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in read.filter_map(Result::ok) {
-                let path = entry.path();
-                if path.extension().is_some_and(|ext| ext == "cedar") {
-                    let metadata = entry.metadata().ok();
-                    entries.push((
-                        path,
-                        metadata.as_ref().map_or(0, |m| m.len()),
-                        metadata.and_then(|m| m.modified().ok()),
-                    ));
-                }
-            }
-        }
-        entries.sort();
-        entries
+    let mut dirs: Vec<PathBuf> = live.policies.clone();
+    dirs.extend(live.baseline.clone());
+    if let Some(shadow) = shadow {
+        dirs.extend(shadow.policies.clone());
+        dirs.extend(shadow.baseline.clone());
     }
+    let mut entries = Vec::new();
+    for dir in dirs {
+        match policy_entries(&dir) {
+            Ok(listed) => entries.extend(listed),
+            Err(error) => entries.push(PolicyEntry::Problem {
+                path: dir,
+                message: error.to_string(),
+            }),
+        }
+    }
+    entries.sort();
+    entries
 }
 
 /// Polls the directories every `every` and reloads when their fingerprint changes.

@@ -236,6 +236,11 @@ pub struct Binary {
 impl Binary {
     /// Starts `serve --log-dir logs` in `work` and waits (up to 15 s) for `/healthz`.
     pub async fn start(logs: &Path, work: &Path) -> Binary {
+        Binary::start_with(&["--log-dir".as_ref(), logs.as_os_str()], work).await
+    }
+
+    /// Starts `serve` with `args` (after `--listen`) in `work` and waits for `/healthz`.
+    pub async fn start_with(args: &[&std::ffi::OsStr], work: &Path) -> Binary {
         let port = free_port();
         let output = |name: &str| {
             std::fs::OpenOptions::new()
@@ -246,8 +251,7 @@ impl Binary {
         };
         let child = Command::new(env!("CARGO_BIN_EXE_askgate"))
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .arg("--log-dir")
-            .arg(logs)
+            .args(args)
             .current_dir(work)
             .stdin(Stdio::null())
             .stdout(output("serve.out"))

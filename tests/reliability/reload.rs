@@ -215,7 +215,7 @@ async fn the_watcher_applies_a_changed_directory_without_a_reload_call() {
     switch_to(managed.path(), true);
     assert!(
         service
-            .wait_for_snapshot(&sets.with_ask_delete, Duration::from_secs(2))
+            .wait_for_snapshot(&sets.with_ask_delete, Duration::from_secs(10))
             .await,
         "the watcher did not apply the new file: {}",
         service.healthz().await.body
@@ -226,7 +226,7 @@ async fn the_watcher_applies_a_changed_directory_without_a_reload_call() {
     switch_to(managed.path(), false);
     assert!(
         service
-            .wait_for_snapshot(&sets.baseline_only, Duration::from_secs(2))
+            .wait_for_snapshot(&sets.baseline_only, Duration::from_secs(10))
             .await,
         "the watcher did not apply the removal: {}",
         service.healthz().await.body
@@ -252,7 +252,7 @@ async fn a_change_right_after_the_watcher_starts_is_applied() {
     // not run yet, exactly like `serve` between `boot` and the watcher's first poll.
     switch_to(managed.path(), true);
     let applied = service
-        .wait_for_snapshot(&sets.with_ask_delete, Duration::from_secs(2))
+        .wait_for_snapshot(&sets.with_ask_delete, Duration::from_secs(10))
         .await;
     watcher.abort();
     assert!(

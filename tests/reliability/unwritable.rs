@@ -2,7 +2,8 @@
 //! `/dev/full`, ENOSPC even for root) and then a log directory that is no longer a directory.
 //! Calls are refused with 503 naming the decision log, `/healthz` keeps answering but says
 //! `degraded` with the log `failing` (the cause, and since when), and the next call after the
-//! directory is restored succeeds, is logged and turns `/healthz` back to `ok`.
+//! directory is restored (and the retry delay has passed) succeeds, is logged and turns
+//! `/healthz` back to `ok`.
 //!
 //! A healthy open log file cannot be made to fail for root while the service runs (the writer
 //! keeps its descriptor until an error or a 64 MiB rotation), so the disk is "full" from the
@@ -10,12 +11,13 @@
 
 use std::path::Path;
 
+use askgate::audit::writer::MAX_RETRY;
 use askgate::audit::{read_log, LogLine, Record};
 use serde_json::json;
 
 use super::harness::{delete_notes, Reply, Service, Setup};
 
-fn assert_refused_naming_the_log(reply: &Reply) {
+pub(super) fn assert_refused_naming_the_log(reply: &Reply) {
     assert_eq!(reply.status, 503, "{}", reply.body);
     let message = reply.body["error"]["message"].as_str().unwrap_or("");
     assert!(message.contains("decision log"), "{message}");
@@ -23,7 +25,7 @@ fn assert_refused_naming_the_log(reply: &Reply) {
 }
 
 /// `/healthz` says degraded because the log is failing; returns the log's `since`.
-fn assert_degraded_by_the_log(health: &Reply, cause: &str) -> String {
+pub(super) fn assert_degraded_by_the_log(health: &Reply, cause: &str) -> String {
     assert_eq!(health.status, 200, "{}", health.body);
     assert_eq!(health.text("status"), "degraded", "{}", health.body);
     let log = &health.body["log"];
@@ -35,7 +37,7 @@ fn assert_degraded_by_the_log(health: &Reply, cause: &str) -> String {
     since.to_string()
 }
 
-fn assert_healthy(health: &Reply) {
+pub(super) fn assert_healthy(health: &Reply) {
     assert_eq!(health.status, 200, "{}", health.body);
     assert_eq!(health.text("status"), "ok", "{}", health.body);
     assert_eq!(
@@ -46,7 +48,7 @@ fn assert_healthy(health: &Reply) {
     );
 }
 
-fn logged_decisions(logs: &Path) -> Vec<String> {
+pub(super) fn logged_decisions(logs: &Path) -> Vec<String> {
     read_log(&[logs.to_path_buf()])
         .unwrap()
         .filter_map(|line| match line {
@@ -82,6 +84,9 @@ async fn an_unwritable_log_refuses_calls_keeps_serving_and_recovers() {
     let since = assert_degraded_by_the_log(&service.healthz().await, "decisions-000001.jsonl");
 
     // Still unwritable: the directory is now a regular file, so no new file can be opened.
+    // Past the retry delay, so the next call tries the disk again (calls in between fail at
+    // once with the cause already known).
+    tokio::time::sleep(MAX_RETRY).await;
     let aside = work.path().join("aside");
     std::fs::rename(&logs, &aside).unwrap();
     std::fs::write(&logs, "").unwrap();
@@ -101,6 +106,7 @@ async fn an_unwritable_log_refuses_calls_keeps_serving_and_recovers() {
     std::fs::remove_file(&full).unwrap();
     // Nothing was written since, so the log still counts as failing until a write succeeds.
     assert_degraded_by_the_log(&service.healthz().await, &directory);
+    tokio::time::sleep(MAX_RETRY).await;
     let recovered = service.authorize(&delete_notes("recovered")).await;
     assert_eq!(recovered.status, 200, "{}", recovered.body);
     assert_healthy(&service.healthz().await);

@@ -1,12 +1,11 @@
 //! audit::record::render: a decision rendered as its record — who and when ([`DecisionOrigin`],
-//! times as RFC 3339 with milliseconds), the outcome's wire twin, and the facts as logged with
-//! free text redacted. It takes time and ids as arguments: it must not read a clock or make ids.
+//! times as RFC 3339 with milliseconds), the outcome's wire twin, and the facts as logged (see
+//! `facts`). It takes time and ids as arguments: it must not read a clock or make ids.
 
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::{DecisionKind, DecisionRecord, ShadowRecord, Verdict, Version};
-use crate::authz::context::SurfaceContext;
+use super::{DecisionKind, DecisionRecord, FactsError, FactsV1, ShadowRecord, Verdict, Version};
 use crate::authz::{Decision, Outcome};
 use crate::facts::CallFacts;
 
@@ -43,10 +42,14 @@ pub struct DecisionOrigin {
 }
 
 impl DecisionRecord {
-    /// The record of `decision` taken on `facts`; the facts are redacted (see [`redact`]).
-    pub fn new(origin: DecisionOrigin, facts: &CallFacts, decision: &Decision) -> Self {
+    /// The record of `decision` taken on `facts`; free text is redacted (see [`FactsV1::of`]).
+    pub fn new(
+        origin: DecisionOrigin,
+        facts: &CallFacts,
+        decision: &Decision,
+    ) -> Result<Self, FactsError> {
         let summary = &facts.summary;
-        Self {
+        Ok(Self {
             v: Version,
             kind: DecisionKind,
             id: origin.id,
@@ -62,11 +65,11 @@ impl DecisionRecord {
             decision: decision.decision.into(),
             policies: decision.policies.clone(),
             errors: decision.errors.clone(),
-            approval: decision.approval.as_ref().map(|card| card.kind()),
+            approval: decision.approval.as_ref().map(|card| card.kind().into()),
             reason: decision.reason.clone(),
-            facts: redact(facts.clone()),
+            facts: FactsV1::of(facts)?,
             shadow: None,
-        }
+        })
     }
 
     pub fn with_shadow(mut self, shadow: &Decision) -> Self {
@@ -87,20 +90,6 @@ pub fn format_time(time: OffsetDateTime) -> String {
         },
         Err(_) => String::new(),
     }
-}
-
-/// The facts as logged: a Projects search query is free text the agent wrote, so a non-empty
-/// one is replaced by [`REDACTED`]. Paths, project ids and every other fact are kept as they
-/// were decided on (no argument body or token ever reaches the facts).
-pub fn redact(mut facts: CallFacts) -> CallFacts {
-    if let SurfaceContext::Projects(projects) =
-        &mut std::sync::Arc::make_mut(&mut facts.context).surface
-    {
-        if !projects.query.is_empty() {
-            projects.query = REDACTED.to_string();
-        }
-    }
-    facts
 }
 
 #[cfg(test)]

@@ -1,11 +1,15 @@
 //! audit::writer::commit: the writer thread's group commit. It takes every line waiting (up to
 //! a bound), writes them as one batch with one sync, records the batch's result in the log's
-//! failure state and only then acknowledges each line. Which file a line goes to is
-//! `rotation`'s; this module must never acknowledge a line before its batch is written.
+//! failure state and only then acknowledges each line. A batch counts as written only when the
+//! log path still names the file it went to, checked before and after writing (F6). After a
+//! failure, batches fail with its cause and touch nothing until `pacing` allows an attempt. Which file a line goes to is `rotation`'s; this
+//! module must never acknowledge a line before its batch is written.
 
 use std::sync::mpsc;
+use std::time::Instant;
 
 use super::health::FailureState;
+use super::pacing::Pacing;
 use super::rotation::Sink;
 use super::LogError;
 
@@ -21,7 +25,12 @@ pub(super) struct Request {
 }
 
 /// The writer thread: batches until every sender is gone.
-pub(super) fn run(sink: &mut Sink, receiver: &mpsc::Receiver<Request>, failures: &FailureState) {
+pub(super) fn run(
+    sink: &mut Sink,
+    receiver: &mpsc::Receiver<Request>,
+    failures: &FailureState,
+    mut pacing: Pacing,
+) {
     while let Ok(first) = receiver.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH_LINES {
@@ -30,11 +39,11 @@ pub(super) fn run(sink: &mut Sink, receiver: &mpsc::Receiver<Request>, failures:
                 Err(_) => break,
             }
         }
-        let result = write_batch(sink, &batch);
-        if result.is_err() {
-            // The next append starts a fresh file rather than trust this one's tail.
-            sink.abandon_file();
-        }
+        let result = match failures.current() {
+            // Too soon after a failure: refused with its cause, nothing touched (F5).
+            Some(failure) if !pacing.wait_at(Instant::now()).is_zero() => Err(failure.error),
+            _ => attempt(sink, &batch, &mut pacing),
+        };
         failures.record(&result);
         for request in batch {
             (request.reply)(result.clone());
@@ -42,19 +51,38 @@ pub(super) fn run(sink: &mut Sink, receiver: &mpsc::Receiver<Request>, failures:
     }
 }
 
+/// Writes one batch; a failure is taken back from the file and paces the next attempt.
+fn attempt(sink: &mut Sink, batch: &[Request], pacing: &mut Pacing) -> Result<(), LogError> {
+    let result = write_batch(sink, batch);
+    if result.is_err() {
+        // Never leave a partial line for the next batch to join.
+        sink.take_back_failed_write();
+    }
+    pacing.record(result.is_err(), Instant::now());
+    result
+}
+
 fn write_batch(sink: &mut Sink, batch: &[Request]) -> Result<(), LogError> {
+    if let Err(gone) = sink.still_current() {
+        // Deleted or replaced under us: a new file when the directory allows one (below).
+        tracing::warn!(error = %gone, "decision log file replaced; opening a new one");
+        sink.abandon_file();
+    }
     let mut pending: Vec<u8> = Vec::new();
     for request in batch {
         let line_bytes = u64::try_from(request.line.len()).unwrap_or(u64::MAX);
         let pending_bytes = u64::try_from(pending.len()).unwrap_or(u64::MAX);
         if sink.must_rotate(pending_bytes, line_bytes) {
             sink.flush(&pending)?;
+            sink.still_current()?;
             pending.clear();
             sink.rotate()?;
         }
         pending.extend_from_slice(&request.line);
     }
-    sink.flush(&pending)
+    sink.flush(&pending)?;
+    // INVARIANT: a line is acknowledged only if, after its sync, the log path names its file.
+    sink.still_current()
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! audit::writer::rotation: the writer thread's current file — which one is open, how full it
-//! is, and the move to the next file by size (names come from `audit::files`). It writes and
-//! syncs the bytes it is given; batching and acknowledging them is `commit`'s.
+//! is, whether the path still names it, and the move to the next file by size (names come from
+//! `audit::files`). It writes and syncs the bytes it is given and takes a failed write back;
+//! batching, pacing and acknowledging them is `commit`'s.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::super::files::{log_file_name, sequence_files};
@@ -17,6 +19,8 @@ pub(super) struct Sink {
     path: PathBuf,
     sequence: u64,
     size: u64,
+    /// `(dev, ino)` of the open file: the path must still name it for a write to count.
+    identity: (u64, u64),
 }
 
 impl Sink {
@@ -28,6 +32,7 @@ impl Sink {
             file: None,
             sequence: 0,
             size: 0,
+            identity: (0, 0),
         }
     }
 
@@ -39,9 +44,43 @@ impl Sink {
         self.file.is_none() || (used > 0 && used + line_bytes > self.options.max_file_bytes)
     }
 
-    /// Forgets the open file after a failed write, so the next move starts a new one.
+    /// Forgets the open file, so the next move starts a new one.
     pub(super) fn abandon_file(&mut self) {
         self.file = None;
+    }
+
+    /// Whether the log path still names the open file (true when none is open). A file deleted,
+    /// renamed or replaced under the writer (or its directory) would swallow every later line
+    /// into an inode no reader finds, so such a file is never written to again.
+    pub(super) fn still_current(&self) -> Result<(), LogError> {
+        if self.file.is_none() {
+            return Ok(());
+        }
+        let gone = |message: String| LogError::Replaced {
+            path: self.path.display().to_string(),
+            message,
+        };
+        match std::fs::metadata(&self.path) {
+            Ok(metadata) if (metadata.dev(), metadata.ino()) == self.identity => Ok(()),
+            Ok(_) => Err(gone("another file took its place".to_string())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                Err(gone("it was deleted".to_string()))
+            }
+            Err(error) => Err(gone(error.to_string())),
+        }
+    }
+
+    /// After a failed batch: cuts the open file back to its last written line and keeps it, so a
+    /// full disk does not cost a new file per attempt; a file that cannot be cut back, or that the
+    /// path no longer names, is abandoned (the next move starts a new one, never after a torn line).
+    pub(super) fn take_back_failed_write(&mut self) {
+        let kept = match &self.file {
+            Some(file) => self.still_current().is_ok() && file.set_len(self.size).is_ok(),
+            None => false,
+        };
+        if !kept {
+            self.abandon_file();
+        }
     }
 
     /// Writes and (per the options) syncs `bytes` to the current file.
@@ -100,10 +139,9 @@ impl Sink {
             .append(true)
             .open(&path)
             .map_err(|error| LogError::io(&path, &error))?;
-        let size = file
+        let metadata = file
             .metadata()
-            .map_err(|error| LogError::io(&path, &error))?
-            .len();
+            .map_err(|error| LogError::io(&path, &error))?;
         if self.options.durability == Durability::Fsync {
             // Make the new file's directory entry durable too.
             if let Ok(directory) = File::open(&self.dir) {
@@ -113,7 +151,8 @@ impl Sink {
         self.file = Some(file);
         self.path = path;
         self.sequence = sequence;
-        self.size = size;
+        self.size = metadata.len();
+        self.identity = (metadata.dev(), metadata.ino());
         Ok(())
     }
 }
@@ -165,6 +204,7 @@ mod tests {
         let options = LogOptions {
             max_file_bytes,
             durability,
+            ..LogOptions::default()
         };
         let log = DecisionLog::open(dir, options).unwrap();
         for id in 0..count {

@@ -12,23 +12,23 @@ use std::path::{Component, Path, PathBuf};
 use super::error::ProjectsError;
 use super::test_seam::{self, LocalPathStage};
 
-/// Linux x86_64 open(2) flags; defined here because the crate takes no `libc` dependency.
-pub(crate) const O_NOFOLLOW: i32 = 0o400000;
-pub(crate) const O_NONBLOCK: i32 = 0o4000;
+/// open(2) flags of the target platform (their numbers differ between architectures).
+pub(crate) const O_NOFOLLOW: i32 = libc::O_NOFOLLOW;
+pub(crate) const O_NONBLOCK: i32 = libc::O_NONBLOCK;
 /// Largest `local_path` file: 25 MiB.
 pub(crate) const LOCAL_FILE_MAX_BYTES: u64 = 26_214_400;
 
-/// Linux errno values named in the reference's error mapping.
+/// The errno values named in the reference's error mapping, as the target platform numbers them.
 const ERRNO_NAMES: &[(i32, &str)] = &[
-    (1, "EPERM"),
-    (2, "ENOENT"),
-    (6, "ENXIO"),
-    (13, "EACCES"),
-    (20, "ENOTDIR"),
-    (21, "EISDIR"),
-    (36, "ENAMETOOLONG"),
-    (40, "ELOOP"),
-    (95, "EOPNOTSUPP"),
+    (libc::EPERM, "EPERM"),
+    (libc::ENOENT, "ENOENT"),
+    (libc::ENXIO, "ENXIO"),
+    (libc::EACCES, "EACCES"),
+    (libc::ENOTDIR, "ENOTDIR"),
+    (libc::EISDIR, "EISDIR"),
+    (libc::ENAMETOOLONG, "ENAMETOOLONG"),
+    (libc::ELOOP, "ELOOP"),
+    (libc::EOPNOTSUPP, "EOPNOTSUPP"),
 ];
 
 /// The errno name of an I/O error, when it is one the reference maps.

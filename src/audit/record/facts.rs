@@ -1,0 +1,224 @@
+//! audit::record::facts: the facts of a decision as format 1 logs them (`FactsV1`), converted at
+//! the boundary from and to the domain's `CallFacts`. The request context is kept as the JSON
+//! object the schema of the day shapes, so a fact added later is not a format change: an old
+//! record that lacks it is completed by `upgrade` before it becomes a `CallContext`. Target
+//! facts are recomputed from the logged raw path and then overlaid with the logged values, so a
+//! target fact added later is derived for old records too. It converts only; it must not decide.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::upgrade;
+use super::REDACTED;
+use crate::authz::context::CallContext;
+use crate::facts::{CallFacts, CallSummary, EntityRef};
+use crate::identity::ProjectIdentity;
+use crate::paths::{target_facts, TargetFacts};
+
+/// A logged record's facts cannot be turned back into facts to decide on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FactsError {
+    #[error("the logged context cannot be read: {0}")]
+    Context(String),
+    #[error("the context cannot be logged: {0}")]
+    Encode(String),
+}
+
+/// Everything replay needs to decide the call again (format 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FactsV1 {
+    pub principal: EntityV1,
+    pub action: String,
+    pub resource: EntityV1,
+    /// The Cedar request context (without approvals granted), shaped as `schema/` declares it.
+    pub context: Map<String, Value>,
+    pub targets: Vec<TargetV1>,
+    pub identity: Option<IdentityV1>,
+    pub summary: SummaryV1,
+}
+
+impl Eq for FactsV1 {}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntityV1 {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
+}
+
+/// One Design target path and the facts the target policies read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetV1 {
+    pub raw: String,
+    pub normalized: String,
+    pub lowercase: String,
+    pub folded_segments: Vec<String>,
+    pub rejected_character: Option<char>,
+    pub normalizes: bool,
+}
+
+/// The sanitized, server-verified project identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityV1 {
+    pub project_id: String,
+    pub name: String,
+    pub sharing_scope: String,
+    pub sharing_label: String,
+    pub url: String,
+}
+
+/// What the call is: never file bodies or tokens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SummaryV1 {
+    pub tool: String,
+    pub operation: String,
+    pub project_id: Option<String>,
+    pub targets: Vec<String>,
+    pub plan_writes: Vec<String>,
+    pub plan_deletes: Vec<String>,
+    pub writes: bool,
+}
+
+impl FactsV1 {
+    /// The facts as logged; a non-empty Projects search query is replaced by [`REDACTED`]
+    /// (queries are free text the agent wrote).
+    pub fn of(facts: &CallFacts) -> Result<Self, FactsError> {
+        let mut context = match serde_json::to_value(&*facts.context) {
+            Ok(Value::Object(context)) => context,
+            Ok(_) => return Err(FactsError::Encode("not an object".to_string())),
+            Err(error) => return Err(FactsError::Encode(error.to_string())),
+        };
+        redact_query(&mut context);
+        Ok(Self {
+            principal: EntityV1::of(&facts.principal),
+            action: facts.action.clone(),
+            resource: EntityV1::of(&facts.resource),
+            context,
+            targets: facts.targets.iter().map(TargetV1::of).collect(),
+            identity: facts.identity.as_ref().map(IdentityV1::of),
+            summary: SummaryV1::of(&facts.summary),
+        })
+    }
+
+    /// The domain facts to decide on, with any fact added since the record was written filled
+    /// in by `upgrade`.
+    pub fn to_facts(&self) -> Result<CallFacts, FactsError> {
+        let mut context = self.context.clone();
+        upgrade::complete_context(&mut context);
+        let context: CallContext = serde_json::from_value(Value::Object(context))
+            .map_err(|error| FactsError::Context(error.to_string()))?;
+        Ok(CallFacts {
+            principal: self.principal.to_entity(),
+            action: self.action.clone(),
+            resource: self.resource.to_entity(),
+            context: Arc::new(context),
+            targets: Arc::new(self.targets.iter().map(TargetV1::to_target).collect()),
+            identity: self.identity.as_ref().map(IdentityV1::to_identity),
+            summary: self.summary.to_summary(),
+        })
+    }
+}
+
+fn redact_query(context: &mut Map<String, Value>) {
+    let query = context
+        .get_mut("projects")
+        .and_then(|projects| projects.get_mut("query"));
+    if let Some(query) = query {
+        if query.as_str().is_some_and(|text| !text.is_empty()) {
+            *query = Value::String(REDACTED.to_string());
+        }
+    }
+}
+
+impl EntityV1 {
+    fn of(entity: &EntityRef) -> Self {
+        Self {
+            kind: entity.kind.clone(),
+            id: entity.id.clone(),
+        }
+    }
+
+    fn to_entity(&self) -> EntityRef {
+        EntityRef::new(&self.kind, self.id.clone())
+    }
+}
+
+impl TargetV1 {
+    fn of(target: &TargetFacts) -> Self {
+        Self {
+            raw: target.raw.clone(),
+            normalized: target.normalized.clone(),
+            lowercase: target.lowercase.clone(),
+            folded_segments: target.folded_segments.clone(),
+            rejected_character: target.rejected_character,
+            normalizes: target.normalizes,
+        }
+    }
+
+    /// Derived afresh from the raw path (so facts added later exist), then set to exactly
+    /// what was decided on for every fact the record holds.
+    fn to_target(&self) -> TargetFacts {
+        let mut target = target_facts(&self.raw);
+        target.normalized.clone_from(&self.normalized);
+        target.lowercase.clone_from(&self.lowercase);
+        target.folded_segments.clone_from(&self.folded_segments);
+        target.rejected_character = self.rejected_character;
+        target.normalizes = self.normalizes;
+        target
+    }
+}
+
+impl IdentityV1 {
+    fn of(identity: &ProjectIdentity) -> Self {
+        Self {
+            project_id: identity.project_id.clone(),
+            name: identity.name.clone(),
+            sharing_scope: identity.sharing_scope.clone(),
+            sharing_label: identity.sharing_label.clone(),
+            url: identity.url.clone(),
+        }
+    }
+
+    fn to_identity(&self) -> ProjectIdentity {
+        ProjectIdentity {
+            project_id: self.project_id.clone(),
+            name: self.name.clone(),
+            sharing_scope: self.sharing_scope.clone(),
+            sharing_label: self.sharing_label.clone(),
+            url: self.url.clone(),
+        }
+    }
+}
+
+impl SummaryV1 {
+    fn of(summary: &CallSummary) -> Self {
+        Self {
+            tool: summary.tool.clone(),
+            operation: summary.operation.clone(),
+            project_id: summary.project_id.clone(),
+            targets: summary.targets.to_vec(),
+            plan_writes: summary.plan_writes.clone(),
+            plan_deletes: summary.plan_deletes.clone(),
+            writes: summary.writes,
+        }
+    }
+
+    fn to_summary(&self) -> CallSummary {
+        CallSummary {
+            tool: self.tool.clone(),
+            operation: self.operation.clone(),
+            project_id: self.project_id.clone(),
+            targets: self.targets.clone().into(),
+            plan_writes: self.plan_writes.clone(),
+            plan_deletes: self.plan_deletes.clone(),
+            writes: self.writes,
+        }
+    }
+}
