@@ -257,3 +257,47 @@ async fn c9_the_pending_gauge_counts_only_pending_approvals() {
         assert_eq!(gone.status, 404, "{id}: {}", gone.body);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c8_the_approvals_command_lists_a_page_and_its_cursor() {
+    let gateway = Gateway::start().await;
+    gateway.record_consent().await;
+    for path in ["a.css", "b.css"] {
+        gateway
+            .design(
+                &main_session("s-cli"),
+                "delete_files",
+                json!({"project_id": "p1", "paths": [path]}),
+            )
+            .await;
+    }
+    let list = |extra: Vec<String>| {
+        let url = gateway.url.clone();
+        tokio::task::spawn_blocking(move || {
+            let output = std::process::Command::new(env!("CARGO_BIN_EXE_askgate"))
+                .args(["approvals", "list", "--server", &url, "--token", APPROVER])
+                .args(extra)
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{output:?}");
+            serde_json::from_slice::<Value>(&output.stdout).unwrap()
+        })
+    };
+    let first = list(vec!["--limit".into(), "1".into()]).await.unwrap();
+    assert_eq!(first["approvals"].as_array().unwrap().len(), 1, "{first}");
+    let cursor = first["next_cursor"].as_str().unwrap().to_string();
+    let second = list(vec![
+        "--limit".into(),
+        "1".into(),
+        "--cursor".into(),
+        cursor,
+    ])
+    .await
+    .unwrap();
+    assert_eq!(
+        second["approvals"][0]["summary"]["targets"],
+        json!(["b.css"]),
+        "{second}"
+    );
+    assert_eq!(second["next_cursor"], Value::Null);
+}

@@ -278,3 +278,30 @@ async fn redecision_a_consent_revoke_fails_a_batch_approval() {
         .await;
     assert_eq!(view.body["status"], "failed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f1_a_call_that_fails_after_its_follow_up_fails_the_approval_and_keeps_the_consent() {
+    let work = tempfile::tempdir().unwrap();
+    let logs = work.path().join("logs");
+    let gateway = logged_gateway(&logs, json!({})).await;
+    let session = main_session("s-followup");
+    let read = json!({"project_id": "p1", "path": "index.html"});
+    let asked = gateway.design(&session, "read_file", read.clone()).await;
+    assert_eq!(asked.card_kind(), "consent", "{}", asked.body);
+    gateway
+        .fault(json!({"fault": "status", "status": 500, "tool": "read_file", "count": 1}))
+        .await;
+    let result = gateway.failed_result(&asked).await;
+    assert_eq!(result["error"], "upstream", "{result}");
+    let stats = gateway.stats().await;
+    assert_eq!(stats["consent_posts"], 1, "the follow-up ran: {stats}");
+
+    // Consent stays recorded: the agent's retry runs without another ask.
+    let retried = gateway.design(&session, "read_file", read).await;
+    assert_eq!(retried.status, 200, "{}", retried.body);
+    assert_eq!(gateway.stats().await["consent_posts"], 1);
+    let records = records(&logs);
+    let linked = linked_decisions(&records, &asked.approval_id());
+    let last = &linked.last().expect("linked").0;
+    assert_eq!(outcomes_of(&records, last), [Some("upstream".to_string())]);
+}
