@@ -305,3 +305,30 @@ async fn f1_a_call_that_fails_after_its_follow_up_fails_the_approval_and_keeps_t
     let last = &linked.last().expect("linked").0;
     assert_eq!(outcomes_of(&records, last), [Some("upstream".to_string())]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redecision_a_sharing_change_fails_a_grant_card_that_showed_the_old_sharing() {
+    let gateway = Gateway::start().await;
+    gateway.record_consent().await;
+    let session = main_session("s-sharing-redecide");
+    let grant = gateway
+        .design(
+            &session,
+            "write_files",
+            super::harness::write_args("p1", &["g.html"]),
+        )
+        .await;
+    assert_eq!(grant.card_kind(), "grant", "{}", grant.body);
+    let shown = grant.body["approval"]["card"]["sharing_scope"].clone();
+    assert_ne!(shown, "org", "{}", grant.body);
+
+    let sharing = gateway.design(&session, "update_sharing", sharing()).await;
+    let result = gateway.approved_result(&sharing).await;
+    assert_eq!(result["isError"], false, "{result}");
+
+    let result = gateway.failed_result(&grant).await;
+    assert_eq!(result["error"], "approval_mismatch", "{result}");
+    let stats = gateway.stats().await;
+    assert_eq!(stats["grant_posts"], 0, "{stats}");
+    assert_eq!(stats["tools_call"].get("write_files"), None, "{stats}");
+}

@@ -13,7 +13,8 @@ use tokio::sync::oneshot;
 
 use super::redecide::{judge, Verdict};
 use crate::audit::record::ApprovalAction;
-use crate::server::approvals::{ApprovalStatus, Claim};
+use crate::authz::{Approval, ApprovalKind, Decision};
+use crate::server::approvals::{ApprovalStatus, Claim, PendingCall};
 use crate::server::error::ApiError;
 use crate::server::execute::error_json;
 use crate::server::gateway::{AppState, Prepared};
@@ -63,7 +64,7 @@ impl Work {
 
     /// The work proper; `None` when the approval went back to pending.
     async fn carry_out(&self, claim: Claim, started: Started) -> Option<Value> {
-        let prepared = match self.redecide(claim).await {
+        let ready = match self.redecide(claim).await {
             Ok(ready) => ready,
             Err((claim, error)) => {
                 let inner = self.state.inner();
@@ -73,28 +74,22 @@ impl Work {
             }
         };
         let _ = started.send(Ok(()));
-        let (prepared, decision, card) = prepared;
-        Some(match judge(&decision, &card, &prepared.kinds) {
-            Verdict::Run(approved) => self.state.execute(&prepared.prepared, &approved).await,
+        Some(match judge(&ready.decision, &ready.card, &ready.kinds) {
+            Verdict::Run(approved) => self.state.execute(&ready.prepared, &approved).await,
             Verdict::Refuse { kind, message } => error_json(kind, &message),
         })
     }
 
     /// Logs the approval, then decides the call again and logs that decision; on a log
     /// failure gives the claim back.
-    async fn redecide(
-        &self,
-        claim: Claim,
-    ) -> Result<(Redecided, crate::authz::Decision, crate::authz::Approval), (Claim, ApiError)>
-    {
+    async fn redecide(&self, claim: Claim) -> Result<Redecided, (Claim, ApiError)> {
         if let Err(error) = self.approved(&self.asked).await {
             return Err((claim, error));
         }
         let Claim {
-            id,
-            decision_id,
             card,
             call: pending,
+            ..
         } = claim;
         let facts = self
             .state
@@ -107,34 +102,43 @@ impl Work {
             call: pending.call,
             facts,
         };
-        let give_back = |prepared: Prepared, card, error| {
-            let call = crate::server::approvals::PendingCall {
-                session_id: prepared.session_id,
-                session: prepared.session,
-                call: prepared.call,
-                kinds: pending.kinds.clone(),
-            };
-            let claim = Claim {
-                id: id.clone(),
-                decision_id: decision_id.clone(),
-                card,
-                call,
-            };
-            (claim, error)
-        };
         let decision = match self.state.decide_and_record(&prepared).await {
             Ok(decision) => decision,
-            Err(error) => return Err(give_back(prepared, card, error)),
+            Err(error) => return Err(self.give_back(prepared, card, pending.kinds, error)),
         };
         if let Err(error) = self.approved(&prepared.decision_id).await {
-            return Err(give_back(prepared, card, error));
+            return Err(self.give_back(prepared, card, pending.kinds, error));
         }
         let _ = self.redecided.set(prepared.decision_id.clone());
-        let ready = Redecided {
+        Ok(Redecided {
             prepared,
+            decision,
+            card,
             kinds: pending.kinds,
+        })
+    }
+
+    /// The claim again, to put the approval back to pending with its call.
+    fn give_back(
+        &self,
+        prepared: Prepared,
+        card: Approval,
+        kinds: Vec<ApprovalKind>,
+        error: ApiError,
+    ) -> (Claim, ApiError) {
+        let call = PendingCall {
+            session_id: prepared.session_id,
+            session: prepared.session,
+            call: prepared.call,
+            kinds,
         };
-        Ok((ready, decision, card))
+        let claim = Claim {
+            id: self.id.clone(),
+            decision_id: self.asked.clone(),
+            card,
+            call,
+        };
+        (claim, error)
     }
 
     async fn approved(&self, decision_id: &str) -> Result<(), ApiError> {
@@ -171,8 +175,10 @@ impl Work {
     }
 }
 
-/// A held call decided again and logged, with the approvals the human gave.
+/// A held call decided again (and logged), with the card and approvals the human gave.
 struct Redecided {
     prepared: Prepared,
-    kinds: Vec<crate::authz::ApprovalKind>,
+    decision: Decision,
+    card: Approval,
+    kinds: Vec<ApprovalKind>,
 }
