@@ -20,7 +20,7 @@ use super::error::ApiError;
 use crate::authz::Approval;
 use book::{Book, Entry};
 
-pub use book::Pending;
+pub use book::ToLog;
 pub use view::{ApprovalStatus, ApprovalView, ApprovedCall, PendingCall};
 
 /// Why a new approval was not held (answered 429).
@@ -54,8 +54,8 @@ pub struct Page {
 /// What a sweep found for the log: new expiries, and running work past its deadline.
 #[derive(Debug, Default)]
 pub struct Sweep {
-    pub expired: Vec<Pending>,
-    pub overdue: Vec<Pending>,
+    pub expired: Vec<ToLog>,
+    pub overdue: Vec<ToLog>,
 }
 
 /// How long past the run deadline the sweeper waits before failing a run that never reported
@@ -291,7 +291,7 @@ impl ApprovalStore {
     }
 
     /// Expiries whose record could not be written, to be tried again at the next sweep.
-    pub fn requeue_expiries(&self, expiries: Vec<Pending>, now: OffsetDateTime) {
+    pub fn requeue_expiries(&self, expiries: Vec<ToLog>, now: OffsetDateTime) {
         self.lock(now).unlogged_expiries.extend(expiries);
     }
 

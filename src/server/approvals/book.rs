@@ -31,7 +31,7 @@ pub(super) struct Entry {
 }
 
 /// An expiry or an overdue run the sweeper must log: (approval id, decision id).
-pub type Pending = (String, String);
+pub type ToLog = (String, String);
 
 #[derive(Debug, Default)]
 pub(super) struct Book {
@@ -48,7 +48,7 @@ pub(super) struct Book {
     /// Expiries not yet logged.
     // INVARIANT: bounded by the open cap while the log refuses writes: every entry here was
     // open, and no new approval can be created while the ask's decision cannot be logged.
-    pub unlogged_expiries: Vec<Pending>,
+    pub unlogged_expiries: Vec<ToLog>,
     pub next_seq: u64,
 }
 
