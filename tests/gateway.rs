@@ -4,6 +4,9 @@
 //! decisions, statuses, approvals and what the sandbox saw; they must not reach into the
 //! service's state (the `local_path` test seam only times a file swap).
 
+mod approval_bounds;
+mod approval_log;
+mod approval_work;
 mod approvals;
 mod consent_grants;
 mod explain;

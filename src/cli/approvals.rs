@@ -24,8 +24,16 @@ pub struct ApprovalsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ApprovalAction {
-    /// List pending approvals with their cards.
-    List,
+    /// List pending approvals with their cards, oldest first, one page at a time (the
+    /// answer's `next_cursor` fetches the next page).
+    List {
+        /// At most this many approvals (1..=200; the service's default is 200).
+        #[arg(long)]
+        limit: Option<u32>,
+        /// The `next_cursor` of the previous page.
+        #[arg(long)]
+        cursor: Option<String>,
+    },
     /// Approve one: its follow-up and the call run once.
     Approve { id: String },
     /// Refuse one.
@@ -54,7 +62,16 @@ async fn request(args: &ApprovalsArgs) -> u8 {
     let client = reqwest::Client::new();
     let base = args.server.trim_end_matches('/');
     let builder = match &args.action {
-        ApprovalAction::List => client.get(format!("{base}/v1/approvals")),
+        ApprovalAction::List { limit, cursor } => {
+            let mut query: Vec<(&str, String)> = Vec::new();
+            if let Some(limit) = limit {
+                query.push(("limit", limit.to_string()));
+            }
+            if let Some(cursor) = cursor {
+                query.push(("cursor", cursor.clone()));
+            }
+            client.get(format!("{base}/v1/approvals")).query(&query)
+        }
         ApprovalAction::Approve { id } => client.post(format!("{base}/v1/approvals/{id}/approve")),
         ApprovalAction::Refuse { id } => client.post(format!("{base}/v1/approvals/{id}/refuse")),
     };

@@ -1,221 +1,338 @@
-//! server::approvals: pending approvals — the call, its card and an expiry — and their life:
-//! pending → running (exactly one approver wins) → completed, or refused / expired.
+//! server::approvals: pending approvals — the held call, its card and an expiry — and their
+//! life: pending → running (exactly one approver wins) → completed or failed; or refused or
+//! expired. Bounded: open approvals are capped per caller and in all, and so are the bytes of
+//! the calls they hold; finished ones are kept for the retention, then forgotten. It keeps the
+//! books only: logging, re-deciding and running are `approving`'s.
 
-use std::sync::{Arc, Mutex, PoisonError};
+mod book;
+#[cfg(test)]
+mod tests;
+mod view;
 
-use dashmap::DashMap;
-use serde::Serialize;
+use std::ops::Bound;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
 use time::OffsetDateTime;
 use tokio::sync::Notify;
 
+use super::config::ApprovalLimits;
 use super::error::ApiError;
-use crate::authz::{Approval, ApprovalKind};
-use crate::call::{DesignCall, ProjectsCall};
-use crate::facts::{CallSummary, Session};
+use crate::authz::Approval;
+use book::{Book, Entry};
 
-/// The call an approval will run.
-#[derive(Debug, Clone)]
-pub enum ApprovedCall {
-    Design(DesignCall),
-    Projects(ProjectsCall),
+pub use book::ToLog;
+pub use view::{ApprovalStatus, ApprovalView, ApprovedCall, PendingCall};
+
+/// Why a new approval was not held (answered 429).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error("`{caller}` already has {limit} open approvals (`approvals.max_pending_per_caller`): wait until an approver answers or some expire")]
+    PerCaller { caller: String, limit: usize },
+    #[error("the service already holds {limit} open approvals (`approvals.max_pending`): try again later")]
+    Total { limit: usize },
+    #[error("the held calls would pass {limit} bytes (`approvals.max_held_bytes`) with this call's {bytes}: try again later")]
+    Bytes { limit: u64, bytes: u64 },
 }
 
-#[derive(Debug, Clone)]
-pub struct PendingCall {
-    pub session_id: String,
-    pub session: Session,
-    pub call: ApprovedCall,
-    pub kinds: Vec<ApprovalKind>,
-    pub decision_id: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ApprovalStatus {
-    Pending,
-    Running,
-    Completed,
-    Refused,
-    Expired,
-}
-
-impl ApprovalStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Running => "running",
-            Self::Completed => "completed",
-            Self::Refused => "refused",
-            Self::Expired => "expired",
-        }
-    }
-}
-
-/// What approvers and the asking agent see.
-#[derive(Debug, Clone, Serialize)]
-pub struct ApprovalView {
+/// An approval taken out of pending by an approver (or a refusal): the held call moves here.
+#[derive(Debug)]
+pub struct Claim {
     pub id: String,
-    pub status: ApprovalStatus,
-    pub requested_by: String,
-    pub session_id: String,
-    pub summary: CallSummary,
+    pub decision_id: String,
     pub card: Approval,
-    #[serde(with = "time::serde::rfc3339")]
-    pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
-    pub expires_at: OffsetDateTime,
-    pub approved_by: Option<String>,
-    pub result: Option<serde_json::Value>,
+    pub call: PendingCall,
 }
+
+/// One page of pending approvals, oldest first.
+#[derive(Debug)]
+pub struct Page {
+    pub approvals: Vec<ApprovalView>,
+    /// Pass as `cursor` for the next page; `None` on the last one.
+    pub next_cursor: Option<String>,
+}
+
+/// What a sweep found for the log: new expiries, and running work past its deadline.
+#[derive(Debug, Default)]
+pub struct Sweep {
+    pub expired: Vec<ToLog>,
+    pub overdue: Vec<ToLog>,
+}
+
+/// How long past the run deadline the sweeper waits before failing a run that never reported
+/// back (the work's own deadline normally ends it first).
+const OVERDUE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Debug)]
-struct Entry {
-    view: Mutex<ApprovalView>,
-    call: PendingCall,
-    changed: Notify,
+pub struct ApprovalStore {
+    book: Mutex<Book>,
+    limits: ApprovalLimits,
 }
 
-#[derive(Debug, Default)]
-pub struct ApprovalStore {
-    entries: DashMap<String, Arc<Entry>>,
+impl Default for ApprovalStore {
+    fn default() -> Self {
+        Self::new(ApprovalLimits::default())
+    }
 }
 
 impl ApprovalStore {
-    pub fn create(&self, view: ApprovalView, call: PendingCall) -> ApprovalView {
-        let id = view.id.clone();
-        let entry = Arc::new(Entry {
-            view: Mutex::new(view.clone()),
-            call,
-            changed: Notify::new(),
-        });
-        self.entries.insert(id, entry);
-        view
-    }
-
-    pub fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApiError> {
-        let entry = self.entry(id)?;
-        Ok(expire_if_due(&entry, now))
-    }
-
-    pub fn pending(&self, now: OffsetDateTime) -> Vec<ApprovalView> {
-        let mut views: Vec<ApprovalView> = self
-            .entries
-            .iter()
-            .map(|entry| expire_if_due(entry.value(), now))
-            .filter(|view| view.status == ApprovalStatus::Pending)
-            .collect();
-        views.sort_by_key(|view| view.created_at);
-        views
-    }
-
-    pub fn pending_count(&self) -> usize {
-        self.entries
-            .iter()
-            .filter(|entry| status(entry.value()) == ApprovalStatus::Pending)
-            .count()
-    }
-
-    /// Moves a pending approval to running for `approver`; only one caller ever succeeds.
-    pub fn start(
-        &self,
-        id: &str,
-        approver: &str,
-        now: OffsetDateTime,
-    ) -> Result<PendingCall, ApiError> {
-        let entry = self.entry(id)?;
-        let mut view = lock(&entry);
-        still_pending(&mut view, id, now)?;
-        view.status = ApprovalStatus::Running;
-        view.approved_by = Some(approver.to_string());
-        Ok(entry.call.clone())
-    }
-
-    pub fn complete(&self, id: &str, result: serde_json::Value) {
-        if let Ok(entry) = self.entry(id) {
-            let mut view = lock(&entry);
-            view.status = ApprovalStatus::Completed;
-            view.result = Some(result);
-            drop(view);
-            entry.changed.notify_waiters();
+    pub fn new(limits: ApprovalLimits) -> Self {
+        Self {
+            book: Mutex::new(Book::default()),
+            limits,
         }
     }
 
-    pub fn refuse(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApiError> {
-        let entry = self.entry(id)?;
-        let mut view = lock(&entry);
-        still_pending(&mut view, id, now)?;
-        view.status = ApprovalStatus::Refused;
-        let refused = view.clone();
-        drop(view);
-        entry.changed.notify_waiters();
-        Ok(refused)
+    pub fn limits(&self) -> &ApprovalLimits {
+        &self.limits
     }
 
-    /// Waits until the approval leaves pending/running or `timeout` passes.
+    /// Holds `call` (moved in, not copied) under the caps, or says which cap it would pass.
+    pub fn create(
+        &self,
+        view: ApprovalView,
+        call: PendingCall,
+        decision_id: &str,
+        now: OffsetDateTime,
+    ) -> Result<ApprovalView, LimitError> {
+        let mut book = self.lock(now);
+        let bytes = call.call.held_bytes();
+        self.admit(&book, &view.requested_by, bytes)?;
+        let seq = book.next_seq;
+        book.next_seq += 1;
+        book.open += 1;
+        book.open_bytes = book.open_bytes.saturating_add(bytes);
+        *book
+            .open_by_caller
+            .entry(view.requested_by.clone())
+            .or_default() += 1;
+        book.pending.insert(seq, view.id.clone());
+        let entry = Entry {
+            seq,
+            decision_id: decision_id.to_string(),
+            view: view.clone(),
+            call: Some(call),
+            bytes,
+            changed: Arc::new(Notify::new()),
+            started: None,
+            open: true,
+        };
+        book.entries.insert(view.id.clone(), entry);
+        Ok(view)
+    }
+
+    fn admit(&self, book: &Book, caller: &str, bytes: u64) -> Result<(), LimitError> {
+        let limits = &self.limits;
+        let held = book.open_by_caller.get(caller).copied().unwrap_or(0);
+        if held >= limits.max_pending_per_caller {
+            return Err(LimitError::PerCaller {
+                caller: caller.to_string(),
+                limit: limits.max_pending_per_caller,
+            });
+        }
+        if book.open >= limits.max_pending {
+            return Err(LimitError::Total {
+                limit: limits.max_pending,
+            });
+        }
+        if book.open_bytes.saturating_add(bytes) > limits.max_held_bytes {
+            return Err(LimitError::Bytes {
+                limit: limits.max_held_bytes,
+                bytes,
+            });
+        }
+        Ok(())
+    }
+
+    pub fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApiError> {
+        let book = self.lock(now);
+        entry(&book, id).map(|entry| entry.view.clone())
+    }
+
+    /// Who asked for the approval; `None` for an unknown (or forgotten) id.
+    pub fn owner(&self, id: &str, now: OffsetDateTime) -> Option<String> {
+        let book = self.lock(now);
+        book.entries
+            .get(id)
+            .map(|entry| entry.view.requested_by.clone())
+    }
+
+    /// Pending approvals after `cursor` (a previous page's `next_cursor`), at most `limit`.
+    pub fn page(&self, now: OffsetDateTime, cursor: Option<u64>, limit: usize) -> Page {
+        let book = self.lock(now);
+        let start = cursor.map_or(Bound::Unbounded, Bound::Excluded);
+        let mut ids = book.pending.range((start, Bound::Unbounded));
+        let approvals: Vec<ApprovalView> = ids
+            .by_ref()
+            .take(limit)
+            .filter_map(|(_, id)| book.entries.get(id))
+            .map(|entry| entry.view.clone())
+            .collect();
+        let more = ids.next().is_some();
+        let last = approvals
+            .last()
+            .and_then(|view| book.entries.get(&view.id))
+            .map(|entry| entry.seq.to_string());
+        Page {
+            approvals,
+            next_cursor: last.filter(|_| more),
+        }
+    }
+
+    /// Pending approvals that have not expired (expiry applied first).
+    pub fn pending_count(&self, now: OffsetDateTime) -> usize {
+        self.lock(now).pending.len()
+    }
+
+    /// Moves a pending approval to running for `approver`; only one caller ever succeeds.
+    pub fn claim(&self, id: &str, approver: &str, now: OffsetDateTime) -> Result<Claim, ApiError> {
+        let mut book = self.lock(now);
+        let claim = take_pending(&mut book, id, ApprovalStatus::Running)?;
+        if let Some(entry) = book.entries.get_mut(id) {
+            entry.view.approved_by = Some(approver.to_string());
+            entry.started = Some(tokio::time::Instant::now());
+        }
+        Ok(claim)
+    }
+
+    /// Marks a pending approval refused while its refusal is logged; `finish` or `release`
+    /// follows.
+    pub fn claim_refusal(&self, id: &str, now: OffsetDateTime) -> Result<Claim, ApiError> {
+        let mut book = self.lock(now);
+        take_pending(&mut book, id, ApprovalStatus::Refused)
+    }
+
+    /// Puts a claimed approval back to pending, its call with it (its answer was not logged).
+    pub fn release(&self, claim: Claim, now: OffsetDateTime) {
+        let mut book = self.lock(now);
+        let Some(entry) = book.entries.get_mut(&claim.id).filter(|entry| entry.open) else {
+            return;
+        };
+        entry.view.status = ApprovalStatus::Pending;
+        entry.view.approved_by = None;
+        entry.started = None;
+        entry.call = Some(claim.call);
+        let seq = entry.seq;
+        book.pending.insert(seq, claim.id);
+        book.expire_due(now, &self.limits);
+    }
+
+    /// Ends a claimed approval with `status`; false when it had already ended.
+    pub fn finish(
+        &self,
+        id: &str,
+        status: ApprovalStatus,
+        result: Option<serde_json::Value>,
+        now: OffsetDateTime,
+    ) -> bool {
+        let mut book = self.lock(now);
+        let claimed = book
+            .entries
+            .get(id)
+            .is_some_and(|entry| entry.open && entry.view.status != ApprovalStatus::Pending);
+        if claimed {
+            book.close(id, status, result, now, &self.limits);
+        }
+        claimed
+    }
+
+    /// Waits until the approval has ended or `timeout` passes, then shows it.
     pub async fn wait(
         &self,
         id: &str,
         timeout: std::time::Duration,
         now: impl Fn() -> OffsetDateTime,
     ) -> Result<ApprovalView, ApiError> {
-        let entry = self.entry(id)?;
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let notified = entry.changed.notified();
-            let view = expire_if_due(&entry, now());
-            if !matches!(
-                view.status,
-                ApprovalStatus::Pending | ApprovalStatus::Running
-            ) {
-                return Ok(view);
+            let changed = {
+                let book = self.lock(now());
+                let entry = entry(&book, id)?;
+                if !entry.open {
+                    return Ok(entry.view.clone());
+                }
+                Arc::clone(&entry.changed)
+            };
+            // Registered before the status is read again, so no wake-up is missed.
+            let notified = changed.notified();
+            if !self.lock(now()).entries.get(id).is_some_and(|e| e.open) {
+                continue;
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return Ok(expire_if_due(&entry, now()));
+                return self.view(id, now());
             }
         }
     }
 
-    /// The decision an approval belongs to.
-    pub fn decision_id(&self, id: &str) -> Option<String> {
-        self.entries
-            .get(id)
-            .map(|entry| entry.call.decision_id.clone())
+    /// Expires what is due, forgets what is past the retention, fails runs past the deadline
+    /// and its grace; returns what must be logged (expiries once each, see `requeue_expiries`).
+    pub fn sweep(&self, now: OffsetDateTime) -> Sweep {
+        let mut book = self.lock(now);
+        book.trim_finished(now, &self.limits);
+        let late = self.limits.run_deadline + OVERDUE_GRACE;
+        let overdue: Vec<(String, String)> = book
+            .entries
+            .iter()
+            .filter(|(_, entry)| entry.open && entry.view.status == ApprovalStatus::Running)
+            .filter(|(_, entry)| entry.started.is_some_and(|at| at.elapsed() > late))
+            .map(|(id, entry)| (id.clone(), entry.decision_id.clone()))
+            .collect();
+        let message = format!(
+            "the approved work did not report back within {} s; the call may or may not have reached the upstream",
+            late.as_secs()
+        );
+        for (id, _) in &overdue {
+            let result = super::execute::error_json("deadline", &message);
+            book.close(id, ApprovalStatus::Failed, Some(result), now, &self.limits);
+        }
+        Sweep {
+            expired: std::mem::take(&mut book.unlogged_expiries),
+            overdue,
+        }
     }
 
-    fn entry(&self, id: &str) -> Result<Arc<Entry>, ApiError> {
-        self.entries
-            .get(id)
-            .map(|entry| Arc::clone(entry.value()))
-            .ok_or_else(|| ApiError::UnknownApproval(id.to_string()))
+    /// Expiries whose record could not be written, to be tried again at the next sweep.
+    pub fn requeue_expiries(&self, expiries: Vec<ToLog>, now: OffsetDateTime) {
+        self.lock(now).unlogged_expiries.extend(expiries);
+    }
+
+    /// The book with due expiries applied.
+    fn lock(&self, now: OffsetDateTime) -> MutexGuard<'_, Book> {
+        let mut book = self.book.lock().unwrap_or_else(PoisonError::into_inner);
+        book.expire_due(now, &self.limits);
+        book
     }
 }
 
-/// Expires a due approval, then fails unless it is still pending.
-fn still_pending(view: &mut ApprovalView, id: &str, now: OffsetDateTime) -> Result<(), ApiError> {
-    if view.status == ApprovalStatus::Pending && now >= view.expires_at {
-        view.status = ApprovalStatus::Expired;
-    }
-    if view.status != ApprovalStatus::Pending {
-        return Err(ApiError::ApprovalClosed {
-            id: id.to_string(),
-            status: view.status.as_str().to_string(),
-        });
-    }
-    Ok(())
+fn entry<'a>(book: &'a Book, id: &str) -> Result<&'a Entry, ApiError> {
+    book.entries
+        .get(id)
+        .ok_or_else(|| ApiError::UnknownApproval(id.to_string()))
 }
 
-fn lock(entry: &Entry) -> std::sync::MutexGuard<'_, ApprovalView> {
-    entry.view.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn status(entry: &Entry) -> ApprovalStatus {
-    lock(entry).status
-}
-
-fn expire_if_due(entry: &Entry, now: OffsetDateTime) -> ApprovalView {
-    let mut view = lock(entry);
-    if view.status == ApprovalStatus::Pending && now >= view.expires_at {
-        view.status = ApprovalStatus::Expired;
-    }
-    view.clone()
+/// Takes the held call out of a pending approval and gives it `status`.
+fn take_pending(book: &mut Book, id: &str, status: ApprovalStatus) -> Result<Claim, ApiError> {
+    let entry = book
+        .entries
+        .get_mut(id)
+        .ok_or_else(|| ApiError::UnknownApproval(id.to_string()))?;
+    let call = match (entry.view.status, entry.call.take()) {
+        (ApprovalStatus::Pending, Some(call)) => call,
+        (current, call) => {
+            entry.call = call;
+            return Err(ApiError::ApprovalClosed {
+                id: id.to_string(),
+                status: current.as_str().to_string(),
+            });
+        }
+    };
+    entry.view.status = status;
+    let claim = Claim {
+        id: id.to_string(),
+        decision_id: entry.decision_id.clone(),
+        card: entry.view.card.clone(),
+        call,
+    };
+    let seq = entry.seq;
+    book.pending.remove(&seq);
+    Ok(claim)
 }

@@ -1,27 +1,41 @@
 //! server::approving: what an ask becomes in the service — a pending approval holding the
-//! call and its card (`hold`), and the approver's answer: approve (the follow-up and the call
-//! run exactly once, logged) or refuse (logged; the call never runs).
+//! call and its card (`hold`, under the store's caps), and the approver's answer. Approving
+//! hands the claimed call to a spawned task (`work`) that owns its completion and its log
+//! records: it decides the call again on the snapshot and state of that moment (`redecide`),
+//! then runs the follow-up and the call; the request only waits for it. Refusing is logged
+//! before it counts. Expiries are logged by the sweeper (`sweeper`).
+
+mod redecide;
+mod sweeper;
+mod work;
 
 use serde_json::{json, Value};
+use tokio::sync::oneshot;
 
 use super::approvals::{ApprovalStatus, ApprovalView, PendingCall};
 use super::caller::Caller;
 use super::error::ApiError;
-use super::gateway::{AppState, Prepared};
+use super::gateway::{AppState, Handled, Prepared};
+use crate::audit::record::ApprovalAction;
 use crate::authz::Decision;
 
+pub use sweeper::spawn_sweeper;
+
 impl AppState {
-    pub(super) fn hold(
+    /// Holds an asked call for a human, or refuses it (429, logged as the decision's outcome)
+    /// when a cap on open approvals would be passed. The call moves into the approval.
+    pub(super) async fn hold(
         &self,
         caller: &Caller,
-        prepared: &Prepared,
-        decision: &Decision,
-    ) -> ApprovalView {
+        prepared: Prepared,
+        decision: Decision,
+    ) -> Result<Handled, ApiError> {
         let inner = self.inner();
         let now = inner.clock.now();
         let Some(card) = decision.approval.clone() else {
             // INVARIANT: `decide` only answers ask with a card.
-            return self.closed_view(caller, prepared, decision, now);
+            let approval = Box::new(closed_view(caller, &prepared, &decision, now));
+            return Ok(Handled::Asked { decision, approval });
         };
         let mut kinds = vec![card.kind()];
         kinds.extend(also(&card));
@@ -37,109 +51,124 @@ impl AppState {
             approved_by: None,
             result: None,
         };
+        let decision_id = prepared.decision_id;
         let pending = PendingCall {
-            session_id: prepared.session_id.clone(),
-            session: prepared.session.clone(),
-            call: prepared.call.clone(),
+            session_id: prepared.session_id,
+            session: prepared.session,
+            call: prepared.call,
             kinds,
-            decision_id: prepared.decision_id.clone(),
         };
-        inner.approvals.create(view, pending)
-    }
-
-    fn closed_view(
-        &self,
-        caller: &Caller,
-        prepared: &Prepared,
-        decision: &Decision,
-        now: time::OffsetDateTime,
-    ) -> ApprovalView {
-        ApprovalView {
-            id: String::new(),
-            status: ApprovalStatus::Refused,
-            requested_by: caller.principal.clone(),
-            session_id: prepared.session_id.clone(),
-            summary: prepared.facts.summary.clone(),
-            card: crate::authz::Approval::Batch {
-                tool: prepared.facts.summary.tool.clone(),
-                operation: prepared.facts.summary.operation.clone(),
-                project_id: None,
-                targets: Vec::new(),
-                message: decision.reason.clone(),
-                scope: "this call only".to_string(),
-                also: Vec::new(),
-            },
-            created_at: now,
-            expires_at: now,
-            approved_by: None,
-            result: None,
+        match inner.approvals.create(view, pending, &decision_id, now) {
+            Ok(view) => Ok(Handled::Asked {
+                decision,
+                approval: Box::new(view),
+            }),
+            Err(limit) => {
+                let message = format!("the call asks for an approval, but {limit}");
+                let result = super::execute::error_json("approval_limit", &message);
+                inner.journal.outcome(&decision_id, &result, now).await;
+                Err(ApiError::TooManyApprovals(message))
+            }
         }
     }
 
-    /// An approver approves: the follow-up and the call run exactly once.
+    /// An approver approves: the work runs in its own task; this waits for it up to
+    /// `approvals.approve_wait_seconds` and then answers with the approval as it stands
+    /// (`running` when the work goes on). A log failure before anything ran answers 503 and
+    /// leaves the approval pending.
     pub async fn approve(&self, caller: &Caller, id: &str) -> Result<ApprovalView, ApiError> {
-        use crate::audit::record::ApprovalAction;
         let inner = self.inner();
-        let pending = inner
+        let limits = *inner.approvals.limits();
+        let deadline = tokio::time::Instant::now() + limits.approve_wait;
+        let claim = inner
             .approvals
-            .start(id, &caller.principal, inner.clock.now())?;
-        let logged = inner
-            .journal
-            .approval(
-                &pending.decision_id,
-                id,
-                ApprovalAction::Approved,
-                &caller.principal,
-                inner.clock.now(),
-            )
-            .await;
-        if let Err(error) = logged {
-            inner.approvals.complete(
-                id,
-                super::execute::error_json("decision_log", &error.to_string()),
-            );
+            .claim(id, &caller.principal, inner.clock.now())?;
+        let (started, ready) = oneshot::channel();
+        let work = work::Work::new(self.clone(), caller.principal.clone(), &claim);
+        tokio::spawn(work.run(claim, started));
+        // The work says whether its records were written; gone means it ended some other way.
+        if let Ok(Ok(Err(error))) = tokio::time::timeout_at(deadline, ready).await {
             return Err(error);
         }
-        let result = self
-            .run(
-                &pending.session_id,
-                &pending.session,
-                &pending.call,
-                &pending.kinds,
-            )
-            .await;
-        inner
-            .journal
-            .outcome(&pending.decision_id, &result, inner.clock.now())
-            .await;
-        inner.approvals.complete(id, result);
-        inner.approvals.view(id, inner.clock.now())
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let clock = inner.clock.clone();
+        inner.approvals.wait(id, left, move || clock.now()).await
     }
 
-    /// An approver refuses: the call never runs.
+    /// An approver refuses: logged first (a failing log answers 503 and leaves the approval
+    /// pending), in a task of its own so a dropped request cannot leave it half done.
     pub async fn refuse(&self, caller: &Caller, id: &str) -> Result<ApprovalView, ApiError> {
-        use crate::audit::record::ApprovalAction;
         let inner = self.inner();
-        let view = inner.approvals.refuse(id, inner.clock.now())?;
-        let decision_id = inner.approvals.decision_id(id).unwrap_or_default();
-        let logged = inner
-            .journal
-            .approval(
-                &decision_id,
-                id,
-                ApprovalAction::Refused,
-                &caller.principal,
-                inner.clock.now(),
-            )
-            .await;
-        if let Err(error) = logged {
-            tracing::warn!(%error, "refusal not logged");
+        let claim = inner.approvals.claim_refusal(id, inner.clock.now())?;
+        let state = self.clone();
+        let by = caller.principal.clone();
+        let task = tokio::spawn(async move {
+            let inner = state.inner();
+            let logged = inner
+                .journal
+                .approval(
+                    &claim.decision_id,
+                    &claim.id,
+                    ApprovalAction::Refused,
+                    &by,
+                    inner.clock.now(),
+                )
+                .await;
+            match logged {
+                Ok(()) => {
+                    let now = inner.clock.now();
+                    inner
+                        .approvals
+                        .finish(&claim.id, ApprovalStatus::Refused, None, now);
+                    inner.approvals.view(&claim.id, now)
+                }
+                Err(error) => {
+                    inner.approvals.release(claim, inner.clock.now());
+                    Err(error)
+                }
+            }
+        });
+        let wait = inner.approvals.limits().approve_wait;
+        match tokio::time::timeout(wait, task).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(error)) => Err(ApiError::Unavailable(format!(
+                "the refusal did not finish ({error})"
+            ))),
+            // The refusal goes on being logged; show the approval as it stands.
+            Err(_) => inner.approvals.view(id, inner.clock.now()),
         }
-        Ok(view)
     }
 
     pub fn approval_json(view: &ApprovalView) -> Value {
         json!(view)
+    }
+}
+
+fn closed_view(
+    caller: &Caller,
+    prepared: &Prepared,
+    decision: &Decision,
+    now: time::OffsetDateTime,
+) -> ApprovalView {
+    ApprovalView {
+        id: String::new(),
+        status: ApprovalStatus::Refused,
+        requested_by: caller.principal.clone(),
+        session_id: prepared.session_id.clone(),
+        summary: prepared.facts.summary.clone(),
+        card: crate::authz::Approval::Batch {
+            tool: prepared.facts.summary.tool.clone(),
+            operation: prepared.facts.summary.operation.clone(),
+            project_id: None,
+            targets: Vec::new(),
+            message: decision.reason.clone(),
+            scope: "this call only".to_string(),
+            also: Vec::new(),
+        },
+        created_at: now,
+        expires_at: now,
+        approved_by: None,
+        result: None,
     }
 }
 

@@ -188,15 +188,17 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         scopes: credentials.scopes.clone(),
         clock,
         account: Account::new(design, projects),
-        approvals: ApprovalStore::default(),
+        approvals: ApprovalStore::new(config.approvals),
         metrics: Metrics::default(),
         approval_ttl: config.approval_ttl,
         shadow: arc_swap::ArcSwapOption::from(shadow.map(Arc::new)),
         reloader: Some(Arc::new(reloader)),
         journal: journal(config)?,
     };
+    let state = AppState(Arc::new(inner));
+    super::approving::spawn_sweeper(&state);
     Ok(Booted {
-        state: AppState(Arc::new(inner)),
+        state,
         upstream_url,
         sandbox,
     })

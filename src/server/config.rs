@@ -2,6 +2,7 @@
 //! environment (`ASKGATE_*`), then flags — later wins (`raw`) — and are validated into a
 //! `Config` before anything starts. Tokens are never printed.
 
+mod approvals;
 mod raw;
 
 use std::net::SocketAddr;
@@ -10,6 +11,7 @@ use std::path::PathBuf;
 use super::caller::{Caller, Callers, Role};
 use crate::facts::Environment;
 
+pub use approvals::{ApprovalLimits, RawApprovalLimits};
 pub use raw::{RawCaller, RawConfig, RawUpstreamCredentials};
 
 /// Demo caller tokens used only when none are configured and the service listens on loopback.
@@ -50,6 +52,7 @@ pub struct Config {
     pub demo_callers: bool,
     pub environment: Environment,
     pub approval_ttl: time::Duration,
+    pub approvals: ApprovalLimits,
     pub credentials: Option<RawUpstreamCredentials>,
     pub org_uuid: String,
     pub spill_dir: PathBuf,
@@ -126,7 +129,9 @@ impl Config {
                 ))
             }
         };
+        let approvals = ApprovalLimits::validate(raw.approvals)?;
         Ok(Self {
+            approvals,
             shadow_policies: raw.shadow_policies.unwrap_or_default(),
             log_dir: raw.log_dir,
             refuse_without_log,

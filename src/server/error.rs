@@ -24,6 +24,10 @@ pub enum ApiError {
     ApprovalClosed { id: String, status: String },
     #[error("{0}")]
     Unavailable(String),
+    #[error("{0}")]
+    TooManyApprovals(String),
+    #[error("invalid query parameter `{name}`: {message}")]
+    BadQuery { name: &'static str, message: String },
 }
 
 impl ApiError {
@@ -35,6 +39,8 @@ impl ApiError {
             Self::UnknownApproval(_) => StatusCode::NOT_FOUND,
             Self::ApprovalClosed { .. } => StatusCode::CONFLICT,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::TooManyApprovals(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::BadQuery { .. } => StatusCode::BAD_REQUEST,
         }
     }
 
@@ -42,6 +48,7 @@ impl ApiError {
         match self {
             Self::BadCall(error) => Some(format!("call.input.{}", error.field)),
             Self::BadBody(_) => Some("body".to_string()),
+            Self::BadQuery { name, .. } => Some(format!("query.{name}")),
             _ => None,
         }
     }

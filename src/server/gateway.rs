@@ -82,36 +82,15 @@ impl AppState {
             ));
         }
         let inner = self.inner();
-        let now = inner.clock.now();
         let facts_session = session.facts();
-        let (call, facts) = match tool {
+        let call = match tool {
             "ClaudeDesign" => {
                 let catalog = observe::catalog_for(&inner.account, &input).await;
                 let call = DesignCall::parse(input, catalog.as_ref()).map_err(ApiError::BadCall)?;
-                let plans = inner.account.plans(&session.id);
-                let observed = observe::design(&inner.account, &call, &plans, catalog).await;
-                let stores = inner.account.stores(&plans);
-                let facts = facts::design::gather(
-                    &call,
-                    &facts_session,
-                    &inner.environment,
-                    stores,
-                    &observed,
-                    now,
-                );
-                (ApprovedCall::Design(call), facts)
+                ApprovedCall::Design(call)
             }
             "Projects" => {
-                let call = ProjectsCall::parse(&input).map_err(ApiError::BadCall)?;
-                let observed = observe::projects(&inner.account, &call, &inner.scopes).await;
-                let facts = facts::projects::gather(
-                    &call,
-                    &facts_session,
-                    &inner.environment,
-                    observed.as_ref(),
-                    now,
-                );
-                (ApprovedCall::Projects(call), facts)
+                ApprovedCall::Projects(ProjectsCall::parse(&input).map_err(ApiError::BadCall)?)
             }
             other => {
                 return Err(ApiError::BadBody(format!(
@@ -119,6 +98,7 @@ impl AppState {
                 )))
             }
         };
+        let facts = self.gather(&session.id, &facts_session, &call).await;
         Ok(Prepared {
             decision_id: uuid::Uuid::new_v4().to_string(),
             session_id: session.id.clone(),
@@ -126,6 +106,31 @@ impl AppState {
             call,
             facts,
         })
+    }
+
+    /// Observes what the facts need and gathers them for a parsed call, at this moment: for a
+    /// new call, and again for a held call when it is approved.
+    pub async fn gather(
+        &self,
+        session_id: &str,
+        session: &crate::facts::Session,
+        call: &ApprovedCall,
+    ) -> CallFacts {
+        let inner = self.inner();
+        let now = inner.clock.now();
+        match call {
+            ApprovedCall::Design(call) => {
+                let plans = inner.account.plans(session_id);
+                let catalog = inner.account.catalog();
+                let observed = observe::design(&inner.account, call, &plans, catalog).await;
+                let stores = inner.account.stores(&plans);
+                facts::design::gather(call, session, &inner.environment, stores, &observed, now)
+            }
+            ApprovedCall::Projects(call) => {
+                let observed = observe::projects(&inner.account, call, &inner.scopes).await;
+                facts::projects::gather(call, session, &inner.environment, observed.as_ref(), now)
+            }
+        }
     }
 
     /// Decides on the snapshot current at this instant (loaded once per call).
@@ -197,13 +202,7 @@ impl AppState {
                     .await;
                 Handled::Allowed { decision, result }
             }
-            Outcome::Ask => {
-                let approval = self.hold(caller, &prepared, &decision);
-                Handled::Asked {
-                    decision,
-                    approval: Box::new(approval),
-                }
-            }
+            Outcome::Ask => self.hold(caller, prepared, decision).await?,
             Outcome::Deny => Handled::Denied { decision },
         })
     }

@@ -132,7 +132,7 @@ impl Metrics {
                 "askgate_shadow_decisions_total{{result=\"{key}\"}} {count}"
             );
         }
-        out.push_str("# HELP askgate_pending_approvals Approvals waiting for a human.\n# TYPE askgate_pending_approvals gauge\n");
+        out.push_str("# HELP askgate_pending_approvals Approvals waiting for a human (expired ones not counted).\n# TYPE askgate_pending_approvals gauge\n");
         let _ = writeln!(out, "askgate_pending_approvals {pending_approvals}");
         out
     }

@@ -9,6 +9,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::approvals::ApprovalStatus;
 use super::caller::Role;
 use super::error::ApiError;
 use super::gateway::{AppState, Handled};
@@ -82,13 +83,47 @@ async fn tool_call(
     Ok(response)
 }
 
+#[derive(Debug, Deserialize)]
+pub struct PageQuery {
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+/// At most this many approvals per page of `GET /v1/approvals` (and the default).
+const MAX_PAGE: usize = 200;
+
+/// `GET /v1/approvals?limit=N&cursor=C`: pending approvals, oldest first, a page at a time.
 pub async fn list_approvals(
     State(state): State<AppState>,
     headers: HeaderMap,
+    Query(query): Query<PageQuery>,
 ) -> Result<Json<Value>, ApiError> {
     state.inner().callers.require(&headers, Role::Approver)?;
-    let pending = state.inner().approvals.pending(state.inner().clock.now());
-    Ok(Json(json!({"approvals": pending})))
+    let limit = match query.limit.as_deref() {
+        None => MAX_PAGE,
+        Some(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|limit| (1..=MAX_PAGE).contains(limit))
+            .ok_or_else(|| ApiError::BadQuery {
+                name: "limit",
+                message: format!("must be a whole number in 1..={MAX_PAGE}, not `{text}`"),
+            })?,
+    };
+    let cursor = match query.cursor.as_deref() {
+        None => None,
+        Some(text) => Some(text.parse::<u64>().map_err(|_| ApiError::BadQuery {
+            name: "cursor",
+            message: format!("`{text}` is not a cursor this service gave out"),
+        })?),
+    };
+    let page = state
+        .inner()
+        .approvals
+        .page(state.inner().clock.now(), cursor, limit);
+    Ok(Json(
+        json!({"approvals": page.approvals, "next_cursor": page.next_cursor}),
+    ))
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,16 +165,16 @@ pub async fn get_approval(
     let caller = state.inner().callers.authenticate(&headers)?;
     let wait = wait_duration(query.wait.as_deref())?;
     let clock = state.inner().clock.clone();
+    // Another agent's approval is answered as an unknown one, before any wait (C6).
+    let owner = state.inner().approvals.owner(&id, clock.now());
+    if caller.role == Role::Agent && owner.as_deref() != Some(caller.principal.as_str()) {
+        return Err(ApiError::UnknownApproval(id));
+    }
     let view = state
         .inner()
         .approvals
         .wait(&id, wait, move || clock.now())
         .await?;
-    if caller.role == Role::Agent && view.requested_by != caller.principal {
-        return Err(ApiError::Forbidden(
-            "this approval belongs to another agent",
-        ));
-    }
     Ok(Json(json!(view)))
 }
 
@@ -147,10 +182,19 @@ pub async fn approve(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let caller = state.inner().callers.require(&headers, Role::Approver)?;
     let view = state.approve(&caller, &id).await?;
-    Ok(Json(json!(view)))
+    if view.status == ApprovalStatus::Running {
+        // The work goes on without this request; say where to follow it.
+        let poll = format!("/v1/approvals/{id}?wait=30s");
+        let mut body = json!(view);
+        if let Some(fields) = body.as_object_mut() {
+            fields.insert("poll".to_string(), json!(poll));
+        }
+        return Ok((StatusCode::ACCEPTED, Json(body)).into_response());
+    }
+    Ok(Json(json!(view)).into_response())
 }
 
 pub async fn refuse(
@@ -231,10 +275,12 @@ pub async fn reload(
 }
 
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    let text = state
-        .inner()
-        .metrics
-        .render(state.inner().approvals.pending_count());
+    let text = state.inner().metrics.render(
+        state
+            .inner()
+            .approvals
+            .pending_count(state.inner().clock.now()),
+    );
     (
         [(
             axum::http::header::CONTENT_TYPE,

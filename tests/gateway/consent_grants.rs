@@ -95,7 +95,7 @@ async fn grant_post_404_makes_the_project_ineligible_and_later_tokenless_writes_
     assert_eq!(asked.card_kind(), "grant", "{}", asked.body);
     assert_eq!(asked.body["approval"]["card"]["name"], "Partner deck");
 
-    let result = gateway.approved_result(&asked).await;
+    let result = gateway.failed_result(&asked).await;
     assert_eq!(result["isError"], true, "{result}");
     assert!(
         text_of(&result).contains("can't hold a durable write grant"),
@@ -130,7 +130,7 @@ async fn subagents_and_non_interactive_sessions_never_mint_consent_or_grants() {
         )
         .await;
     assert_eq!(asked.card_kind(), "consent", "{}", asked.body);
-    let result = gateway.approved_result(&asked).await;
+    let result = gateway.failed_result(&asked).await;
     // The call ran (the sandbox saw it) but consent was not minted, so the server refused it.
     let stats = gateway.stats().await;
     assert_eq!(stats["tools_call"]["read_file"], 1);
@@ -170,7 +170,7 @@ async fn a_failed_consent_post_is_reported_and_the_call_does_not_run() {
     gateway
         .fault(json!({"fault": "status", "status": 500, "path_prefix": "/v1/design/consent"}))
         .await;
-    let result = gateway.approved_result(&asked).await;
+    let result = gateway.failed_result(&asked).await;
     assert_eq!(result["isError"], true, "{result}");
     assert_eq!(result["error"], "consent", "{result}");
     assert!(

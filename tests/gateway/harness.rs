@@ -226,6 +226,15 @@ impl Gateway {
         approved.body["result"].clone()
     }
 
+    /// Approves and returns the result of an approval whose work failed (`failed`: the
+    /// follow-up or the call did not succeed, or the re-decision refused it).
+    pub async fn failed_result(&self, asked: &Reply) -> Value {
+        let approved = self.approve(&asked.approval_id()).await;
+        assert_eq!(approved.status, 200, "{}", approved.body);
+        assert_eq!(approved.body["status"], "failed", "{}", approved.body);
+        approved.body["result"].clone()
+    }
+
     /// The approver records consent through the service (`POST /v1/design/consent`).
     pub async fn record_consent(&self) {
         let reply = self.post("/v1/design/consent", Some(APPROVER), None).await;

@@ -40,6 +40,8 @@ pub struct RawConfig {
     pub callers: Option<Vec<RawCaller>>,
     pub environment: Option<Environment>,
     pub approval_ttl_seconds: Option<u64>,
+    /// Bounds and deadlines of pending approvals (`config::approvals`).
+    pub approvals: Option<super::RawApprovalLimits>,
     pub upstream_credentials: Option<RawUpstreamCredentials>,
     pub org_uuid: Option<String>,
     pub spill_dir: Option<PathBuf>,
@@ -92,6 +94,7 @@ impl RawConfig {
             callers: higher.callers.or(self.callers),
             environment: higher.environment.or(self.environment),
             approval_ttl_seconds: higher.approval_ttl_seconds.or(self.approval_ttl_seconds),
+            approvals: higher.approvals.or(self.approvals),
             upstream_credentials: higher.upstream_credentials.or(self.upstream_credentials),
             org_uuid: higher.org_uuid.or(self.org_uuid),
             spill_dir: higher.spill_dir.or(self.spill_dir),

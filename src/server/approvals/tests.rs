@@ -1,0 +1,173 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use std::time::Duration;
+
+use serde_json::json;
+use time::OffsetDateTime;
+
+use super::*;
+use crate::authz::ApprovalKind;
+use crate::call::DesignCall;
+use crate::facts::{CallSummary, Session};
+
+const T0: OffsetDateTime = OffsetDateTime::UNIX_EPOCH;
+const TTL: time::Duration = time::Duration::seconds(300);
+
+fn limits() -> ApprovalLimits {
+    ApprovalLimits {
+        max_pending_per_caller: 2,
+        max_pending: 3,
+        max_held_bytes: 10_000,
+        retention: Duration::from_secs(60),
+        ..ApprovalLimits::default()
+    }
+}
+
+fn call(data: &str) -> PendingCall {
+    let input = json!({"operation": "write_files", "arguments": {"project_id": "p1",
+        "files": [{"path": "a.html", "data": data}]}});
+    PendingCall {
+        session_id: "s".into(),
+        session: Session::default(),
+        call: ApprovedCall::Design(DesignCall::parse(input, None).unwrap()),
+        kinds: vec![ApprovalKind::Batch],
+    }
+}
+
+fn view(id: &str, caller: &str, now: OffsetDateTime) -> ApprovalView {
+    ApprovalView {
+        id: id.into(),
+        status: ApprovalStatus::Pending,
+        requested_by: caller.into(),
+        session_id: "s".into(),
+        summary: CallSummary {
+            tool: "ClaudeDesign".into(),
+            operation: "write_files".into(),
+            project_id: None,
+            targets: std::sync::Arc::from(Vec::new()),
+            plan_writes: Vec::new(),
+            plan_deletes: Vec::new(),
+            writes: true,
+        },
+        card: Approval::Batch {
+            tool: "ClaudeDesign".into(),
+            operation: "write_files".into(),
+            project_id: None,
+            targets: Vec::new(),
+            message: "m".into(),
+            scope: "this call only".into(),
+            also: Vec::new(),
+        },
+        created_at: now,
+        expires_at: now + TTL,
+        approved_by: None,
+        result: None,
+    }
+}
+
+fn hold(store: &ApprovalStore, id: &str, caller: &str, data: &str) -> Result<(), LimitError> {
+    store
+        .create(view(id, caller, T0), call(data), "d", T0)
+        .map(|_| ())
+}
+
+#[test]
+fn open_approvals_are_capped_per_caller_in_all_and_by_bytes() {
+    let store = ApprovalStore::new(limits());
+    hold(&store, "a1", "agent-a", "x").unwrap();
+    hold(&store, "a2", "agent-a", "x").unwrap();
+    let per_caller = hold(&store, "a3", "agent-a", "x").unwrap_err();
+    assert!(matches!(per_caller, LimitError::PerCaller { limit: 2, .. }));
+    let big = "y".repeat(20_000);
+    let bytes = hold(&store, "b1", "agent-b", &big).unwrap_err();
+    assert!(
+        matches!(bytes, LimitError::Bytes { limit: 10_000, .. }),
+        "{bytes}"
+    );
+    hold(&store, "b1", "agent-b", "x").unwrap();
+    let total = hold(&store, "c1", "agent-c", "x").unwrap_err();
+    assert_eq!(total, LimitError::Total { limit: 3 });
+    // A refusal frees its place.
+    let claim = store.claim_refusal("a1", T0).unwrap();
+    assert!(store.finish(&claim.id, ApprovalStatus::Refused, None, T0));
+    hold(&store, "c1", "agent-c", "x").unwrap();
+}
+
+#[test]
+fn expiry_frees_the_place_drops_the_call_and_is_reported_once() {
+    let store = ApprovalStore::new(limits());
+    hold(&store, "a1", "agent-a", "x").unwrap();
+    hold(&store, "a2", "agent-a", "x").unwrap();
+    assert_eq!(store.pending_count(T0), 2);
+    let later = T0 + TTL;
+    assert_eq!(store.pending_count(later), 0, "the gauge applies expiry");
+    assert_eq!(
+        store.view("a1", later).unwrap().status,
+        ApprovalStatus::Expired
+    );
+    store
+        .create(view("a3", "agent-a", later), call("x"), "d", later)
+        .unwrap();
+    let sweep = store.sweep(later);
+    let ids: Vec<&str> = sweep.expired.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["a1", "a2"]);
+    assert!(store.sweep(later).expired.is_empty(), "reported once");
+    let claimed = store.claim("a1", "approver", later).unwrap_err();
+    assert!(claimed.to_string().contains("expired"), "{claimed}");
+}
+
+#[test]
+fn finished_approvals_are_forgotten_after_the_retention() {
+    let store = ApprovalStore::new(limits());
+    hold(&store, "a1", "agent-a", "x").unwrap();
+    let claim = store.claim("a1", "approver", T0).unwrap();
+    assert!(store.finish(&claim.id, ApprovalStatus::Completed, Some(json!({})), T0));
+    assert!(
+        !store.finish(&claim.id, ApprovalStatus::Failed, None, T0),
+        "ends once"
+    );
+    assert_eq!(
+        store.view("a1", T0).unwrap().status,
+        ApprovalStatus::Completed
+    );
+    store.sweep(T0 + time::Duration::seconds(60));
+    assert!(matches!(
+        store.view("a1", T0 + time::Duration::seconds(60)),
+        Err(ApiError::UnknownApproval(_))
+    ));
+}
+
+#[test]
+fn a_released_claim_is_pending_again_with_its_call() {
+    let store = ApprovalStore::new(limits());
+    hold(&store, "a1", "agent-a", "x").unwrap();
+    let claim = store.claim("a1", "approver", T0).unwrap();
+    assert!(store.claim("a1", "other", T0).is_err(), "one approver wins");
+    store.release(claim, T0);
+    let view = store.view("a1", T0).unwrap();
+    assert_eq!(view.status, ApprovalStatus::Pending);
+    assert_eq!(view.approved_by, None);
+    assert!(store.claim("a1", "approver", T0).is_ok());
+}
+
+#[test]
+fn pages_follow_creation_order_with_a_cursor() {
+    let store = ApprovalStore::new(ApprovalLimits::default());
+    for index in 0..5 {
+        hold(&store, &format!("a{index}"), "agent", "x").unwrap();
+    }
+    let first = store.page(T0, None, 2);
+    let ids = |page: &Page| -> Vec<String> {
+        page.approvals.iter().map(|view| view.id.clone()).collect()
+    };
+    assert_eq!(ids(&first), ["a0", "a1"]);
+    let cursor = first.next_cursor.clone().unwrap().parse().unwrap();
+    let second = store.page(T0, Some(cursor), 3);
+    assert_eq!(ids(&second), ["a2", "a3", "a4"]);
+    assert_eq!(second.next_cursor, None);
+}

@@ -1,0 +1,50 @@
+//! server::approving::sweeper: the task that keeps the approval store honest between
+//! requests: every `approvals.sweep_interval_ms` it expires due approvals and logs each expiry
+//! once (retrying at the next sweep while the log fails), forgets finished approvals past the
+//! retention, and ends any run past its deadline as `failed` with an outcome record.
+
+use std::sync::{Arc, Weak};
+
+use crate::audit::record::ApprovalAction;
+use crate::server::execute::error_json;
+use crate::server::gateway::{AppState, Inner};
+
+/// Who expiry records name as their author.
+pub const SWEEPER: &str = "askgate";
+
+/// Starts the sweeper; it stops once the service's state is dropped.
+pub fn spawn_sweeper(state: &AppState) {
+    let weak: Weak<Inner> = Arc::downgrade(&state.0);
+    let interval = state.inner().approvals.limits().sweep_interval;
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticker.tick().await;
+            let Some(inner) = weak.upgrade() else { break };
+            sweep(&inner).await;
+        }
+    });
+}
+
+async fn sweep(inner: &Inner) {
+    let now = inner.clock.now();
+    let found = inner.approvals.sweep(now);
+    let mut unlogged = Vec::new();
+    for (id, decision_id) in found.expired {
+        let logged = inner
+            .journal
+            .approval(&decision_id, &id, ApprovalAction::Expired, SWEEPER, now)
+            .await;
+        if logged.is_err() {
+            unlogged.push((id, decision_id));
+        }
+    }
+    if !unlogged.is_empty() {
+        inner.approvals.requeue_expiries(unlogged, now);
+    }
+    for (_, decision_id) in found.overdue {
+        let result = error_json("deadline", "the approved work did not report back");
+        inner.journal.outcome(&decision_id, &result, now).await;
+    }
+}

@@ -1,0 +1,184 @@
+//! server::approving::work: the approved work, in a task of its own that owns its completion
+//! and its log records, so the approver's connection can go away at any point. In order: the
+//! `approved` record of the ask's decision; the call decided again on the facts, snapshot and
+//! state of this moment (a new decision record, linked to the approval by a second `approved`
+//! record); then, if the re-decision holds, the follow-up and the call; then the outcome
+//! record and the end of the approval, `completed` or `failed`, within the run deadline.
+//! A log failure before anything ran puts the approval back to pending (C15).
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::redecide::{judge, Verdict};
+use crate::audit::record::ApprovalAction;
+use crate::authz::{Approval, ApprovalKind, Decision};
+use crate::server::approvals::{ApprovalStatus, Claim, PendingCall};
+use crate::server::error::ApiError;
+use crate::server::execute::error_json;
+use crate::server::gateway::{AppState, Prepared};
+
+/// Tells the waiting request whether the work's records were written (`Err`: the approval
+/// is pending again).
+pub type Started = oneshot::Sender<Result<(), ApiError>>;
+
+pub struct Work {
+    state: AppState,
+    approver: String,
+    /// The decision the ask was logged under.
+    asked: String,
+    /// The re-decision's id once it is logged: the outcome belongs to it.
+    redecided: OnceLock<String>,
+    id: String,
+}
+
+impl Work {
+    pub fn new(state: AppState, approver: String, claim: &Claim) -> Self {
+        Self {
+            state,
+            approver,
+            asked: claim.decision_id.clone(),
+            redecided: OnceLock::new(),
+            id: claim.id.clone(),
+        }
+    }
+
+    /// Runs the work under the run deadline and always ends the approval.
+    pub async fn run(self, claim: Claim, started: Started) {
+        let deadline = self.state.inner().approvals.limits().run_deadline;
+        let result = match tokio::time::timeout(deadline, self.carry_out(claim, started)).await {
+            Ok(Some(result)) => result,
+            // Put back to pending: nothing ran, nothing is left to end.
+            Ok(None) => return,
+            Err(_) => error_json(
+                "deadline",
+                &format!(
+                    "the approved work did not finish within {} s (`approvals.run_deadline_seconds`); the call may or may not have reached the upstream",
+                    deadline.as_secs()
+                ),
+            ),
+        };
+        self.end(result).await;
+    }
+
+    /// The work proper; `None` when the approval went back to pending.
+    async fn carry_out(&self, claim: Claim, started: Started) -> Option<Value> {
+        let ready = match self.redecide(claim).await {
+            Ok(ready) => ready,
+            Err((claim, error)) => {
+                let inner = self.state.inner();
+                inner.approvals.release(claim, inner.clock.now());
+                let _ = started.send(Err(error));
+                return None;
+            }
+        };
+        let _ = started.send(Ok(()));
+        Some(match judge(&ready.decision, &ready.card, &ready.kinds) {
+            Verdict::Run(approved) => self.state.execute(&ready.prepared, &approved).await,
+            Verdict::Refuse { kind, message } => error_json(kind, &message),
+        })
+    }
+
+    /// Logs the approval, then decides the call again and logs that decision; on a log
+    /// failure gives the claim back.
+    async fn redecide(&self, claim: Claim) -> Result<Redecided, (Claim, ApiError)> {
+        if let Err(error) = self.approved(&self.asked).await {
+            return Err((claim, error));
+        }
+        let Claim {
+            card,
+            call: pending,
+            ..
+        } = claim;
+        let facts = self
+            .state
+            .gather(&pending.session_id, &pending.session, &pending.call)
+            .await;
+        let prepared = Prepared {
+            decision_id: uuid::Uuid::new_v4().to_string(),
+            session_id: pending.session_id,
+            session: pending.session,
+            call: pending.call,
+            facts,
+        };
+        let decision = match self.state.decide_and_record(&prepared).await {
+            Ok(decision) => decision,
+            Err(error) => return Err(self.give_back(prepared, card, pending.kinds, error)),
+        };
+        if let Err(error) = self.approved(&prepared.decision_id).await {
+            return Err(self.give_back(prepared, card, pending.kinds, error));
+        }
+        let _ = self.redecided.set(prepared.decision_id.clone());
+        Ok(Redecided {
+            prepared,
+            decision,
+            card,
+            kinds: pending.kinds,
+        })
+    }
+
+    /// The claim again, to put the approval back to pending with its call.
+    fn give_back(
+        &self,
+        prepared: Prepared,
+        card: Approval,
+        kinds: Vec<ApprovalKind>,
+        error: ApiError,
+    ) -> (Claim, ApiError) {
+        let call = PendingCall {
+            session_id: prepared.session_id,
+            session: prepared.session,
+            call: prepared.call,
+            kinds,
+        };
+        let claim = Claim {
+            id: self.id.clone(),
+            decision_id: self.asked.clone(),
+            card,
+            call,
+        };
+        (claim, error)
+    }
+
+    async fn approved(&self, decision_id: &str) -> Result<(), ApiError> {
+        let inner = self.state.inner();
+        inner
+            .journal
+            .approval(
+                decision_id,
+                &self.id,
+                ApprovalAction::Approved,
+                &self.approver,
+                inner.clock.now(),
+            )
+            .await
+    }
+
+    /// The outcome record (linked to the re-decision when there is one), then the approval's
+    /// end; the log comes first so a reader who sees the end finds the record.
+    async fn end(&self, result: Value) {
+        let inner = self.state.inner();
+        let decision_id = self.redecided.get().unwrap_or(&self.asked);
+        inner
+            .journal
+            .outcome(decision_id, &result, inner.clock.now())
+            .await;
+        let status = if result.get("error").is_some() {
+            ApprovalStatus::Failed
+        } else {
+            ApprovalStatus::Completed
+        };
+        inner
+            .approvals
+            .finish(&self.id, status, Some(result), inner.clock.now());
+    }
+}
+
+/// A held call decided again (and logged), with the card and approvals the human gave.
+struct Redecided {
+    prepared: Prepared,
+    decision: Decision,
+    card: Approval,
+    kinds: Vec<ApprovalKind>,
+}

@@ -1,0 +1,148 @@
+//! server::config::approvals: the bounds and deadlines of pending approvals as configured
+//! (the `approvals` object of the config file) and validated. It only reads numbers; the store
+//! that applies them is `server::approvals`.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::ConfigError;
+
+/// The `approvals` object as written; absent keys take the defaults of [`ApprovalLimits`].
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RawApprovalLimits {
+    pub max_pending_per_caller: Option<usize>,
+    pub max_pending: Option<usize>,
+    pub max_held_bytes: Option<u64>,
+    pub retention_seconds: Option<u64>,
+    pub run_deadline_seconds: Option<u64>,
+    pub approve_wait_seconds: Option<u64>,
+    pub sweep_interval_ms: Option<u64>,
+}
+
+/// Validated bounds: open (pending or running) approvals per caller and in all, the bytes of
+/// the calls they hold, how long finished ones are kept, and the deadlines of the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalLimits {
+    pub max_pending_per_caller: usize,
+    pub max_pending: usize,
+    pub max_held_bytes: u64,
+    pub retention: Duration,
+    /// A running approval ends (`completed` or `failed`) within this.
+    pub run_deadline: Duration,
+    /// How long `POST …/approve` waits for the work before answering `running`.
+    pub approve_wait: Duration,
+    pub sweep_interval: Duration,
+}
+
+impl Default for ApprovalLimits {
+    fn default() -> Self {
+        Self {
+            max_pending_per_caller: 32,
+            max_pending: 1024,
+            max_held_bytes: 64 * 1024 * 1024,
+            retention: Duration::from_secs(600),
+            run_deadline: Duration::from_secs(180),
+            approve_wait: Duration::from_secs(30),
+            sweep_interval: Duration::from_millis(1000),
+        }
+    }
+}
+
+impl ApprovalLimits {
+    pub fn validate(raw: Option<RawApprovalLimits>) -> Result<Self, ConfigError> {
+        let raw = raw.unwrap_or_default();
+        let base = Self::default();
+        let per_caller = within(
+            "approvals.max_pending_per_caller",
+            raw.max_pending_per_caller,
+            base.max_pending_per_caller,
+            1..=100_000,
+        )?;
+        let total = within(
+            "approvals.max_pending",
+            raw.max_pending,
+            base.max_pending,
+            1..=1_000_000,
+        )?;
+        let limits = Self {
+            max_pending_per_caller: per_caller,
+            max_pending: total,
+            max_held_bytes: within(
+                "approvals.max_held_bytes",
+                raw.max_held_bytes,
+                base.max_held_bytes,
+                1..=(64 * 1024 * 1024 * 1024),
+            )?,
+            retention: seconds("approvals.retention_seconds", raw.retention_seconds, 600)?,
+            run_deadline: seconds(
+                "approvals.run_deadline_seconds",
+                raw.run_deadline_seconds,
+                180,
+            )?,
+            approve_wait: seconds(
+                "approvals.approve_wait_seconds",
+                raw.approve_wait_seconds,
+                30,
+            )?,
+            sweep_interval: Duration::from_millis(within(
+                "approvals.sweep_interval_ms",
+                raw.sweep_interval_ms,
+                1000,
+                10..=60_000,
+            )?),
+        };
+        Ok(limits)
+    }
+}
+
+fn within<T>(
+    field: &str,
+    value: Option<T>,
+    default: T,
+    range: std::ops::RangeInclusive<T>,
+) -> Result<T, ConfigError>
+where
+    T: PartialOrd + Copy + std::fmt::Display,
+{
+    let value = value.unwrap_or(default);
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        Err(ConfigError::new(
+            field,
+            format!("{value} is outside {}..={}", range.start(), range.end()),
+        ))
+    }
+}
+
+fn seconds(field: &str, value: Option<u64>, default: u64) -> Result<Duration, ConfigError> {
+    within(field, value, default, 1..=86_400).map(Duration::from_secs)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn absent_keys_take_the_defaults() {
+        assert_eq!(
+            ApprovalLimits::validate(None).unwrap(),
+            ApprovalLimits::default()
+        );
+    }
+
+    #[test]
+    fn a_bound_outside_its_range_names_its_key() {
+        let raw = RawApprovalLimits {
+            max_pending: Some(0),
+            ..RawApprovalLimits::default()
+        };
+        let error = ApprovalLimits::validate(Some(raw)).unwrap_err();
+        assert_eq!(error.field, "approvals.max_pending");
+        assert_eq!(error.message, "0 is outside 1..=1000000");
+    }
+}
