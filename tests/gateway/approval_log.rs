@@ -97,6 +97,18 @@ impl Serve {
         (status, response.json().await.unwrap_or_default())
     }
 
+    /// Posts as the approver until the log takes the write again (a 503 is retried for 5 s).
+    async fn until_logged(&self, path: &str) -> (u16, serde_json::Value) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let (status, body) = self.post(path, APPROVER, None).await;
+            if status != 503 || std::time::Instant::now() > deadline {
+                return (status, body);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+
     async fn status_of(&self, id: &str) -> String {
         let response = self
             .http
@@ -138,13 +150,15 @@ async fn c15_a_failing_log_on_approve_or_refuse_leaves_the_approval_pending() {
     }
 
     serve.file_size_limit("unlimited");
+    // The log retries a failed disk at a paced interval (at most 1 s): until then it still
+    // refuses, and each refusal leaves the approval pending.
     let (status, body) = serve
-        .post(&format!("/v1/approvals/{approved}/approve"), APPROVER, None)
+        .until_logged(&format!("/v1/approvals/{approved}/approve"))
         .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["status"], "completed", "{body}");
     let (status, body) = serve
-        .post(&format!("/v1/approvals/{refused}/refuse"), APPROVER, None)
+        .until_logged(&format!("/v1/approvals/{refused}/refuse"))
         .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["status"], "refused", "{body}");
