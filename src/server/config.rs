@@ -259,3 +259,6 @@ fn callers(
     });
     Ok((Callers::new(entries), false))
 }
+
+#[cfg(test)]
+mod tests;
