@@ -67,14 +67,7 @@ pub async fn serve(
             },
         };
         let _ = stream.set_nodelay(true);
-        // INVARIANT: a connection holds one permit of one pool for its whole life, so at most
-        // `max_connections + reserved_connections` sockets are ever open; past both, a new
-        // connection is closed at once instead of holding a descriptor.
-        let (permit, service, settings) = if let Ok(permit) = normal.clone().try_acquire_owned() {
-            (permit, services.app.clone(), normal_settings(&limits))
-        } else if let Ok(permit) = reserve.clone().try_acquire_owned() {
-            (permit, services.health.clone(), reserved_settings(&limits))
-        } else {
+        let Some((permit, service, settings)) = admit(&normal, &reserve, &services, &limits) else {
             drop(stream);
             continue;
         };
@@ -95,6 +88,24 @@ pub async fn serve(
     )
     .await;
     Ok(())
+}
+
+/// A permit, the service and the settings for a new connection, or `None` when both pools are
+/// full.
+// INVARIANT: a connection holds one permit of one pool for its whole life, so at most
+// `max_connections + reserved_connections` sockets are ever open; past both, a new connection
+// is closed at once instead of holding a descriptor.
+fn admit(
+    normal: &Arc<Semaphore>,
+    reserve: &Arc<Semaphore>,
+    services: &Services,
+    limits: &HttpLimits,
+) -> Option<(OwnedSemaphorePermit, Router, Settings)> {
+    if let Ok(permit) = Arc::clone(normal).try_acquire_owned() {
+        return Some((permit, services.app.clone(), normal_settings(limits)));
+    }
+    let permit = Arc::clone(reserve).try_acquire_owned().ok()?;
+    Some((permit, services.health.clone(), reserved_settings(limits)))
 }
 
 fn normal_settings(limits: &HttpLimits) -> Settings {
