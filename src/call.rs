@@ -8,6 +8,7 @@
 //! - `arguments` (private): the §1.4 type and size checks;
 //! - `design`: [`DesignCall`], the validated Design input (§1.1, §1.4);
 //! - `projects`: [`ProjectsCall`], the validated Projects input (§10.1);
+//! - `project_id` (private): every project id a call names is a string passing `znS`;
 //! - `suggest` (private): "did you mean" hints;
 //! - `error`: [`CallError`], naming the offending field.
 
@@ -16,6 +17,7 @@ pub mod catalog;
 pub mod design;
 pub mod error;
 pub mod operations;
+mod project_id;
 pub mod projects;
 pub mod schema;
 mod suggest;

@@ -4,9 +4,10 @@
 use crate::paths::{is_js_whitespace, is_strict_project_id, js_length};
 use serde_json::Value;
 
-/// Characters of the name shown before it is cut and given an ellipsis.
+/// Length of the name shown before it is cut and given an ellipsis, in UTF-16 code units
+/// (JavaScript `.length`/`.slice`); a cut never splits a surrogate pair.
 const MAX_NAME_DISPLAY: usize = 60;
-/// Longest url, in JavaScript length.
+/// Longest url, in UTF-16 code units (JavaScript `.length`).
 const MAX_URL: usize = 200;
 const ZERO_WIDTH_NON_JOINER: char = '\u{200C}';
 const ZERO_WIDTH_JOINER: char = '\u{200D}';
@@ -149,13 +150,20 @@ fn sanitize_name(raw: &str) -> Result<String, IdentityRejection> {
     Ok(cut_for_display(&name))
 }
 
-/// Keeps 60 characters and adds "…"; a space or joiner left dangling at the cut is dropped
+/// Keeps 60 UTF-16 code units and adds "…"; a space or joiner left dangling at the cut is dropped
 /// so the card never ends in an invisible character.
 fn cut_for_display(name: &str) -> String {
-    if name.chars().count() <= MAX_NAME_DISPLAY {
+    if js_length(name) <= MAX_NAME_DISPLAY {
         return name.to_owned();
     }
-    let kept: String = name.chars().take(MAX_NAME_DISPLAY).collect();
+    let mut units = 0;
+    let kept: String = name
+        .chars()
+        .take_while(|c| {
+            units += c.len_utf16();
+            units <= MAX_NAME_DISPLAY
+        })
+        .collect();
     let dangling = |c: char| c == ' ' || c == ZERO_WIDTH_JOINER || c == ZERO_WIDTH_NON_JOINER;
     format!("{}…", kept.trim_end_matches(dangling))
 }

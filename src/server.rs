@@ -2,7 +2,8 @@
 //! executor: `router(state)` is testable in process; `run(listener, state, shutdown)` takes a
 //! bound listener so tests bind port 0.
 //!
-//! Map: `config` (file < env < flags, validated), `caller` (bearer tokens and roles), `wire`
+//! Map: `config` (file < env < flags, validated), `listen` (accept loop, connection cap,
+//! timeouts), `body` (size limit and read deadline), `caller` (bearer tokens and roles), `wire`
 //! (bodies), `gateway` (decide → execute / hold / refuse), `approving` (pending approvals and
 //! the approver's answer), `observe` (upstream facts before a
 //! decision), `execute` (follow-ups and state events after), `account` (per-account and
@@ -11,6 +12,7 @@
 pub mod account;
 pub mod approvals;
 pub mod approving;
+pub mod body;
 pub mod boot;
 pub mod caller;
 pub mod clock;
@@ -19,6 +21,7 @@ pub mod error;
 pub mod execute;
 pub mod gateway;
 pub mod journal;
+pub mod listen;
 pub mod metrics;
 pub mod observe;
 pub mod reload;
@@ -46,17 +49,38 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/admin/reload", post(routes::reload))
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(routes::metrics))
-        .route("/_bench/floor", post(routes::floor))
         .with_state(state)
 }
 
-/// Serves until `shutdown` resolves, then drains in-flight requests.
+/// What a reserved connection (past the connection cap) may ask: `/healthz`, nothing else.
+fn health_router(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(routes::healthz))
+        .fallback(|| async { error::ApiError::Busy })
+        .with_state(state)
+}
+
+/// Serves with the default [`config::HttpLimits`] until `shutdown` resolves, then drains
+/// in-flight requests.
 pub async fn run(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    run_with(listener, state, config::HttpLimits::default(), shutdown).await
+}
+
+/// Serves under `limits`: timeouts, the connection cap and its `/healthz` reserve (`listen`),
+/// and the body limits every JSON route reads through `body::RequestBody`.
+pub async fn run_with(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    limits: config::HttpLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let services = listen::Services {
+        app: router(state.clone()).layer(axum::Extension(body::BodyLimits::from(&limits))),
+        health: health_router(state),
+    };
+    listen::serve(listener, services, limits, shutdown).await
 }

@@ -11,7 +11,7 @@ mod approvals;
 mod consent_grants;
 mod explain;
 mod hardening;
-mod harness;
+pub(crate) mod harness;
 mod local_path;
 mod plans;
 mod projects;

@@ -1,6 +1,14 @@
 //! Hostile input: thousands of random and adversarial calls never panic, bad input is an error
 //! naming a field, and a decision never allows a tokenless write whose targets the reference
 //! gate (client-facts §2 GnS, re-implemented here independently) would stop.
+//!
+//! Submodules drive a real service over loopback HTTP: `load` (slowloris, stalled bodies,
+//! oversized bodies, the connection cap), `input` (types, duplicate keys, hostile project ids,
+//! query parameters) and `config` (the binary refusing unsafe configurations).
+
+mod config;
+mod input;
+mod load;
 
 use askgate::authz::{decide, Outcome};
 use askgate::call::{DesignCall, ProjectsCall};

@@ -6,7 +6,8 @@
 #
 # Starts `askgate serve` (release, embedded defaults: in-process sandbox), records consent,
 # registers a plan through a real finalize_plan approval, then measures with wrk:
-#   floor      POST /_bench/floor       auth + body parse + constant answer (the HTTP floor),
+#   floor      POST /_bench/floor       auth + body parse + constant answer (the HTTP floor,
+#                                       a separate bench-only binary: benches/http/floor.rs),
 #                                       fed the read's body
 #   floor-plan the same floor fed the plan-covered write's body (20 files): the floor for
 #              plan-write, since receiving and parsing a bigger body costs the same either way
@@ -24,14 +25,18 @@ CONNECTIONS=${CONNECTIONS:-16}
 PORT=${PORT:-18181}
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)"; exit 1; }
 cargo build --release --quiet
+cargo build --release --quiet --example http_floor
 BIN=target/release/askgate
+FLOOR_PORT=${FLOOR_PORT:-$((PORT + 1))}
 WORK=$(mktemp -d)
 LOG_DIR=${LOG_DIR:-}
 EXTRA=()
 if [ -n "$LOG_DIR" ]; then EXTRA+=(--log-dir "$LOG_DIR"); fi
 $BIN serve --listen 127.0.0.1:$PORT "${EXTRA[@]}" > "$WORK/serve.log" 2>&1 &
 SERVE=$!
-trap 'kill $SERVE 2>/dev/null || true; rm -rf "$WORK"' EXIT
+target/release/examples/http_floor 127.0.0.1:$FLOOR_PORT > "$WORK/floor.log" 2>&1 &
+FLOOR=$!
+trap 'kill $SERVE $FLOOR 2>/dev/null || true; rm -rf "$WORK"' EXIT
 for _ in $(seq 50); do curl -sf localhost:$PORT/healthz >/dev/null && break; sleep 0.2; done
 SANDBOX=$(grep -o 'sandbox at http://[0-9.:]*' "$WORK/serve.log" | sed 's/sandbox at //')
 AGENT=askgate-demo-agent-token
@@ -82,8 +87,8 @@ PY
 echo
 echo "| case | requests/s | p50 ms | p99 ms | non-2xx |"
 echo "|---|---:|---:|---:|---:|"
-run floor "http://127.0.0.1:$PORT/_bench/floor" read.json $AGENT
-run floor-plan "http://127.0.0.1:$PORT/_bench/floor" plan.json $AGENT
+run floor "http://127.0.0.1:$FLOOR_PORT/_bench/floor" read.json $AGENT
+run floor-plan "http://127.0.0.1:$FLOOR_PORT/_bench/floor" plan.json $AGENT
 run read "http://127.0.0.1:$PORT/v1/authorize" read.json $AGENT
 run plan-write "http://127.0.0.1:$PORT/v1/authorize" plan.json $AGENT
 run proxied "http://127.0.0.1:$PORT/v1/design/call" call.json $AGENT
@@ -91,7 +96,7 @@ run direct "$SANDBOX/v1/design/mcp" mcp.json sandbox-access-token Mcp-Session-Id
 # Latency of one call at a time (no queueing): the gateway's overhead on a proxied call. A
 # proxied call crosses two loopback HTTP hops (agent -> askgate -> upstream) where a direct
 # call crosses one; floor-c1 is the cost of the extra hop alone.
-CONNECTIONS=1 run floor-c1 "http://127.0.0.1:$PORT/_bench/floor" read.json $AGENT
+CONNECTIONS=1 run floor-c1 "http://127.0.0.1:$FLOOR_PORT/_bench/floor" read.json $AGENT
 CONNECTIONS=1 run read-c1 "http://127.0.0.1:$PORT/v1/authorize" read.json $AGENT
 CONNECTIONS=1 run proxied-c1 "http://127.0.0.1:$PORT/v1/design/call" call.json $AGENT
 CONNECTIONS=1 run direct-c1 "$SANDBOX/v1/design/mcp" mcp.json sandbox-access-token Mcp-Session-Id "$MCP_SESSION"

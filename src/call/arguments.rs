@@ -12,6 +12,7 @@ use super::error::{json_type_name, CallError};
 use super::schema::{ArgumentKind, ArgumentSchema, ChoiceMatching, ElementField};
 use super::schema::{ROLE_PADDING_MAX_CHARS, STRING_MAX_BYTES};
 use super::suggest::{allowed_list, closest_key, shown, unknown_key_message};
+use crate::paths::{is_js_whitespace, js_length};
 
 /// Validates every key of `arguments` for `operation` against `schema`.
 pub(crate) fn validate_arguments(
@@ -153,8 +154,10 @@ fn check_choice(
         ChoiceMatching::Exact => text.to_owned(),
         ChoiceMatching::CaseInsensitive => text.to_lowercase(),
         ChoiceMatching::TrimmedCaseInsensitive => {
-            let trimmed = text.trim();
-            let padding = text.chars().count().saturating_sub(trimmed.chars().count());
+            // JavaScript `trim()` and `.length`: its whitespace set (U+FEFF yes, U+0085 no)
+            // and padding counted in UTF-16 code units.
+            let trimmed = text.trim_matches(is_js_whitespace);
+            let padding = js_length(text).saturating_sub(js_length(trimmed));
             if padding > ROLE_PADDING_MAX_CHARS {
                 return Err(place.error(format!(
                     "`{}` has excess whitespace; use one of {}",

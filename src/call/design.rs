@@ -8,12 +8,15 @@ use super::arguments::validate_arguments;
 use super::catalog::Catalog;
 use super::error::{json_type_name, CallError};
 use super::operations::{effective_hints, static_operation, OperationHints};
+use super::project_id::check_project_ids;
 use super::suggest::{shown, unknown_key_message};
 
-/// Longest operation name (`^[\w.-]{1,64}$`).
+/// Longest operation name (`^[\w.-]{1,64}$`). The pattern admits ASCII only, so UTF-8 bytes,
+/// UTF-16 code units and code points all count the same.
 const OPERATION_MAX_CHARS: usize = 64;
 
-/// Longest finalize_plan `project_id`: the 80-character quoted-path budget minus two quotes.
+/// Longest finalize_plan `project_id` (`Xqr-2`): the 80-unit quoted-path budget minus two
+/// quotes. Checked after the ASCII-only pattern, so bytes equal UTF-16 code units here.
 const PROJECT_ID_MAX_CHARS: usize = 78;
 
 /// The only keys of the raw tool input.
@@ -79,11 +82,13 @@ impl DesignCall {
             .filter(|token| !token.is_empty())
     }
 
-    /// True when `plan_token` is missing, `null` or `""`; any other non-string token is not
-    /// tokenless, so it can never slip into the tokenless path.
+    /// True when `plan_token` is missing or `""` — the reference's meaning of tokenless
+    /// (client-facts §5.2). Any other value, `null` included, is a token that is not a
+    /// non-empty string: it matches no plan (§3 needs a string) and asks as a write with a
+    /// non-matching token, so it can never slip into the tokenless grant path.
     pub fn is_tokenless(&self) -> bool {
         match self.arguments.get("plan_token") {
-            None | Some(Value::Null) => true,
+            None => true,
             Some(Value::String(token)) => token.is_empty(),
             Some(_) => false,
         }
@@ -149,6 +154,7 @@ fn check_arguments(
     arguments: &Map<String, Value>,
     catalog: Option<&Catalog>,
 ) -> Result<(), CallError> {
+    check_project_ids(arguments)?;
     if let Some(known) = static_operation(operation) {
         validate_arguments(operation, &known.schema, arguments)?;
         if operation == "finalize_plan" {

@@ -221,7 +221,7 @@ fn finalize_plan_project_id_limit_is_78_characters() {
     assert_eq!(error.field, "arguments.project_id");
     assert_eq!(
         error.message,
-        "`project_id` is 79 characters long; the limit is 78"
+        "`project_id` is 81 UTF-16 code units long once JSON-quoted; the limit is 80"
     );
 }
 
@@ -257,8 +257,11 @@ fn other_operations_do_not_require_project_id() {
             "{operation}"
         );
     }
-    // Outside finalize_plan a project_id is any short scalar; the server checks it.
-    assert!(parse(json!({"operation": "get_project", "arguments": {"project_id": 7}})).is_ok());
+    // F8, C17: outside finalize_plan too, a project_id must be a string.
+    let error =
+        parse(json!({"operation": "get_project", "arguments": {"project_id": 7}})).unwrap_err();
+    assert_eq!(error.field, "arguments.project_id");
+    assert_eq!(error.message, "`project_id` must be a string, not a number");
 }
 
 fn call_with(arguments: Value) -> DesignCall {
@@ -273,21 +276,18 @@ fn accessors_read_strings_only() {
     assert!(!call.is_tokenless());
     assert_eq!(call.string_argument("project_id"), Some("p1"));
     assert_eq!(call.string_argument("files"), None);
-    assert_eq!(call_with(json!({"project_id": 5})).project_id(), None);
+    assert_eq!(call_with(json!({"project_id": null})).project_id(), None);
 }
 
 #[test]
-fn tokenless_means_missing_null_or_empty() {
-    for arguments in [
-        json!({}),
-        json!({"plan_token": null}),
-        json!({"plan_token": ""}),
-    ] {
+fn tokenless_means_missing_or_empty() {
+    for arguments in [json!({}), json!({"plan_token": ""})] {
         let call = call_with(arguments.clone());
         assert!(call.is_tokenless(), "{arguments}");
         assert_eq!(call.plan_token(), None, "{arguments}");
     }
-    for token in [json!(0), json!(false), json!(1.5)] {
+    // §5.2: tokenless is "missing or empty"; `null` is a token that matches no plan.
+    for token in [json!(null), json!(0), json!(false), json!(1.5)] {
         let call = call_with(json!({"plan_token": token}));
         assert!(!call.is_tokenless(), "{token}");
         assert_eq!(call.plan_token(), None, "{token}");

@@ -213,3 +213,16 @@ fn unknown_keys_are_reported_before_type_errors() {
         "arguments.zzz"
     );
 }
+
+#[test]
+fn role_is_trimmed_as_javascript_trims() {
+    // `trim()` removes U+FEFF and not U+0085; padding is counted in UTF-16 code units.
+    assert!(parse("add_member", json!({"role": "\u{FEFF}editor"})).is_ok());
+    assert!(parse("add_member", json!({"role": "\u{85}editor"})).is_err());
+    assert!(parse("add_member", json!({"role": "\u{FEFF}\u{FEFF}editor"})).is_ok());
+    assert!(parse(
+        "add_member",
+        json!({"role": "\u{FEFF}\u{FEFF}\u{FEFF}editor"})
+    )
+    .is_err());
+}

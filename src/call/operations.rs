@@ -213,6 +213,9 @@ static STATIC_OPERATIONS: &[StaticOperation] = &[
     ),
 ];
 
+/// The local pseudo-operation that runs `tools/list` discovery (`dCe`).
+pub const LOCAL_LIST: &str = "list";
+
 /// The static table row for `name`, including the local pseudo-operation `list`.
 pub fn static_operation(name: &str) -> Option<&'static StaticOperation> {
     STATIC_OPERATIONS
@@ -231,7 +234,15 @@ pub fn static_operations() -> &'static [StaticOperation] {
 /// compromised or buggy catalog cannot make a write look read-only. A server-only operation takes
 /// the server hints with fail-closed defaults (readOnly false, destructive true); an operation
 /// known to neither is a destructive write.
+///
+/// `list` is the local pseudo-operation (§1.1, §1.2): it is never sent as a `tools/call`, so a
+/// server catalog entry that happens to be named `list` says nothing about it — it stays
+/// read-only and never destructive whatever that entry's hints are.
+///
+/// Only a JSON boolean is a hint: the catalog keeps `readOnlyHint: "true"` or `1` as no hint
+/// (`catalog.rs`), so such a value never makes an operation read-only.
 pub fn effective_hints(operation: &str, catalog: Option<&Catalog>) -> OperationHints {
+    let catalog = catalog.filter(|_| operation != LOCAL_LIST);
     let server = catalog.and_then(|catalog| catalog.tool(operation));
     let server_read_only = server.and_then(|tool| tool.read_only_hint);
     let server_destructive = server.and_then(|tool| tool.destructive_hint);

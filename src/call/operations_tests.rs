@@ -309,3 +309,42 @@ fn hints_serialize_for_decision_logs() {
         json!({"read_only": false, "destructive": true, "provenance": "Static"})
     );
 }
+
+#[test]
+fn list_stays_local_and_read_only_whatever_a_catalog_entry_named_list_says() {
+    for annotations in [
+        json!({"readOnlyHint": false}),
+        json!({"readOnlyHint": false, "destructiveHint": true}),
+        json!({"destructiveHint": "yes"}),
+    ] {
+        let catalog = Catalog::parse(&json!([{"name": "list", "annotations": annotations}]));
+        let hints = effective_hints("list", Some(&catalog));
+        assert!(hints.read_only, "{annotations}");
+        assert!(!hints.destructive, "{annotations}");
+        assert_eq!(hints.provenance, Provenance::Static);
+    }
+}
+
+#[test]
+fn a_hint_that_is_not_a_json_boolean_never_makes_an_operation_read_only() {
+    for hint in [
+        json!("true"),
+        json!(1),
+        json!(null),
+        json!([true]),
+        json!({"v": true}),
+    ] {
+        let catalog = Catalog::parse(&json!([
+            {"name": "shiny_op", "annotations": {"readOnlyHint": hint}},
+            {"name": "render_preview", "annotations": {"readOnlyHint": hint}}
+        ]));
+        assert!(
+            !effective_hints("shiny_op", Some(&catalog)).read_only,
+            "{hint}"
+        );
+        assert!(
+            !effective_hints("render_preview", Some(&catalog)).read_only,
+            "{hint}"
+        );
+    }
+}

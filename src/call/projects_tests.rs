@@ -93,24 +93,33 @@ fn read_write_and_delete_need_a_path() {
 }
 
 #[test]
-fn path_limit_is_255_unicode_scalar_values() {
+fn path_limit_is_255_utf16_code_units() {
     let read = |path: String| parse(json!({"method": "project_read", "path": path}));
     assert!(read("a".to_owned()).is_ok());
     assert!(read("a".repeat(255)).is_ok());
-    assert!(
-        read("😀".repeat(255)).is_ok(),
-        "1,020 bytes but 255 characters"
+    // JavaScript `.length`: an emoji counts 2, so 127 fit (254) and 128 do not (256).
+    assert!(read("😀".repeat(127)).is_ok(), "254 UTF-16 code units");
+    assert!(read(format!("{}a", "😀".repeat(127))).is_ok(), "255 units");
+    let error = read("😀".repeat(128)).unwrap_err();
+    assert_eq!(
+        error.message,
+        "`path` is 256 UTF-16 code units long; the limit is 255"
     );
+    // é is one UTF-16 unit (two UTF-8 bytes): 255 fit.
+    assert!(read("é".repeat(255)).is_ok());
     let error = read("a".repeat(256)).unwrap_err();
     assert_eq!(error.field, "path");
     assert_eq!(
         error.message,
-        "`path` is 256 characters long; the limit is 255"
+        "`path` is 256 UTF-16 code units long; the limit is 255"
     );
     assert!(read("é".repeat(256)).is_err());
     let error = read(String::new()).unwrap_err();
     assert_eq!(error.field, "path");
-    assert_eq!(error.message, "`path` must be at least 1 character long");
+    assert_eq!(
+        error.message,
+        "`path` must be at least 1 UTF-16 code unit long"
+    );
     assert_eq!(
         field_of(json!({"method": "project_read", "path": 5})),
         "path"

@@ -56,8 +56,8 @@ pub enum ChoiceMatching {
     /// Case-insensitive by Unicode lower-casing (as JavaScript `toLowerCase`), no trimming
     /// (update_sharing `scope`, `link_permission`).
     CaseInsensitive,
-    /// Case-insensitive after trimming Unicode whitespace, refusing more than two characters of
-    /// padding (`role`).
+    /// Case-insensitive after trimming JavaScript whitespace, refusing more than two UTF-16
+    /// code units of padding (`role`).
     TrimmedCaseInsensitive,
 }
 
@@ -70,7 +70,8 @@ pub struct ElementField {
     pub max_bytes: Option<usize>,
 }
 
-/// Trimmed padding beyond this many characters makes a `role` value invalid (§1.4).
+/// Trimmed padding beyond this many UTF-16 code units (JavaScript `.length` of the raw value
+/// minus that of the trimmed one) makes a `role` value invalid (§1.4).
 pub const ROLE_PADDING_MAX_CHARS: usize = 2;
 
 /// Shorthands that keep the operation table in `operations.rs` readable.

@@ -121,7 +121,7 @@ async fn serve(config: Config, watch_seconds: u64) -> u8 {
         }
         eprintln!("askgate: shutting down");
     };
-    match crate::server::run(listener, booted.state, shutdown).await {
+    match crate::server::run_with(listener, booted.state, config.http, shutdown).await {
         Ok(()) => EXIT_OK,
         Err(error) => {
             eprintln!("askgate: server error: {error}");

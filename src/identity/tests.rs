@@ -237,7 +237,6 @@ fn url_must_be_plain_https_to_the_project() {
 fn urls_a_browser_would_rewrite_are_unparseable() {
     let unparseable = [
         "claude.ai/p/0a1b-2c",
-        "HTTPS://claude.ai/p/0a1b-2c",
         "https:claude.ai/p/0a1b-2c",
         "https:///p/0a1b-2c",
         "https://claude.ai\\p/0a1b-2c",
@@ -253,4 +252,34 @@ fn urls_a_browser_would_rewrite_are_unparseable() {
     for url in unparseable {
         assert!(url_error(url).contains("cannot be parsed"), "{url}");
     }
+}
+
+#[test]
+fn identity_url_scheme_is_compared_case_insensitively() {
+    // A URL parser lower-cases the scheme (client-facts §5.3 checks `protocol === "https:"`).
+    for url in [
+        "HTTPS://claude.ai/design/p/0a1b-2c",
+        "Https://claude.ai/design/p/0a1b-2c",
+        "hTTpS://claude.ai/design/p/0a1b-2c",
+    ] {
+        assert_eq!(sanitize("Deck", "org", url).unwrap().url, url);
+    }
+    for url in ["HTTP://claude.ai/p/0a1b-2c", "HTTPS:claude.ai/p/0a1b-2c"] {
+        assert!(sanitize("Deck", "org", url).is_err(), "{url}");
+    }
+    assert!(url_error("HTTP://claude.ai/p/0a1b-2c").contains("https"));
+}
+
+#[test]
+fn name_is_cut_at_60_utf16_code_units() {
+    let emoji = "😀".repeat(30);
+    assert_eq!(sanitize(&emoji, "org", URL).unwrap().name, emoji);
+    let cut = sanitize(&format!("{emoji}a"), "org", URL).unwrap().name;
+    assert_eq!(cut, format!("{emoji}…"));
+    // A cut never splits a surrogate pair: 59 units of ASCII, then an emoji, keeps 59.
+    let name = format!("{}😀😀", "a".repeat(59));
+    assert_eq!(
+        sanitize(&name, "org", URL).unwrap().name,
+        format!("{}…", "a".repeat(59))
+    );
 }

@@ -4,6 +4,8 @@
 
 use super::*;
 
+const HTTPS_PREFIX: &str = "https://";
+
 /// Why a url character is refused: whitespace, controls, tags, joiners or quotes.
 fn url_character_class(c: char) -> Option<&'static str> {
     if is_js_whitespace(c) {
@@ -66,8 +68,12 @@ fn url_path(url: &str) -> Result<&str, IdentityRejection> {
                 url: url.to_owned(),
             });
         }
+        // A URL parser lower-cases the scheme (`HTTPS://` is `https:`), so the prefix is
+        // compared as URLs compare it: ASCII case-insensitively.
         Some(_) => url
-            .strip_prefix("https://")
+            .get(..HTTPS_PREFIX.len())
+            .filter(|prefix| prefix.eq_ignore_ascii_case(HTTPS_PREFIX))
+            .and_then(|_| url.get(HTTPS_PREFIX.len()..))
             .ok_or_else(|| unparseable(url, "scheme is not `https://`"))?,
     };
     if !url.is_ascii() || url.contains('\\') {

@@ -3,6 +3,7 @@
 //! `Config` before anything starts. Tokens are never printed.
 
 mod approvals;
+mod http;
 mod raw;
 
 use std::net::SocketAddr;
@@ -12,6 +13,11 @@ use super::caller::{Caller, Callers, Role};
 use crate::facts::Environment;
 
 pub use approvals::{ApprovalLimits, RawApprovalLimits};
+pub use http::{
+    HttpLimits, RawHttpLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_RESERVED_CONNECTIONS,
+    RESERVED_HEADER_READ_TIMEOUT,
+};
 pub use raw::{RawCaller, RawConfig, RawUpstreamCredentials};
 
 /// Demo caller tokens used only when none are configured and the service listens on loopback.
@@ -61,6 +67,7 @@ pub struct Config {
     pub log_dir: Option<PathBuf>,
     pub refuse_without_log: bool,
     pub log_fsync: bool,
+    pub http: HttpLimits,
 }
 
 impl Config {
@@ -79,17 +86,9 @@ impl Config {
                     ),
                 )
             })?;
-        let upstream = match raw.upstream {
+        let upstream = match raw.upstream.as_deref() {
             None => Upstream::Sandbox,
-            Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
-                Upstream::Url(url.trim_end_matches('/').to_string())
-            }
-            Some(url) => {
-                return Err(ConfigError::new(
-                    "upstream",
-                    format!("`{url}` is not an http(s) URL"),
-                ))
-            }
+            Some(url) => Upstream::Url(upstream_url(url)?),
         };
         if upstream != Upstream::Sandbox && raw.upstream_credentials.is_none() {
             return Err(ConfigError::new(
@@ -130,8 +129,10 @@ impl Config {
             }
         };
         let approvals = ApprovalLimits::validate(raw.approvals)?;
+        let http = HttpLimits::validate(raw.http)?;
         Ok(Self {
             approvals,
+            http,
             shadow_policies: raw.shadow_policies.unwrap_or_default(),
             log_dir: raw.log_dir,
             refuse_without_log,
@@ -149,6 +150,47 @@ impl Config {
             spill_dir,
             working_dir,
         })
+    }
+}
+
+/// An http(s) URL without credentials (C12): a `user:password@` would be printed at startup
+/// and sent as Basic auth instead of the bearer. Errors never show the userinfo.
+fn upstream_url(text: &str) -> Result<String, ConfigError> {
+    let parsed = url::Url::parse(text)
+        .ok()
+        .filter(|url| matches!(url.scheme(), "http" | "https") && url.host_str().is_some());
+    let Some(mut parsed) = parsed else {
+        return Err(ConfigError::new(
+            "upstream",
+            format!("`{}` is not an http(s) URL", without_userinfo(text)),
+        ));
+    };
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        let _ = parsed.set_username("");
+        let _ = parsed.set_password(None);
+        return Err(ConfigError::new(
+            "upstream",
+            format!(
+                "`{parsed}` must not carry credentials (`user:password@`); put them in `upstream_credentials`"
+            ),
+        ));
+    }
+    Ok(text.trim_end_matches('/').to_string())
+}
+
+/// `text` with anything between `://` and a following `@` elided, for messages about a URL
+/// that did not parse.
+fn without_userinfo(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest
+        .get(..authority_end)
+        .and_then(|authority| authority.rfind('@'))
+    {
+        Some(at) => format!("{scheme}://…{}", rest.get(at..).unwrap_or("")),
+        None => text.to_string(),
     }
 }
 
@@ -196,6 +238,14 @@ fn callers(
                 "must not be empty".to_string(),
             ));
         }
+        let published = [DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN].contains(&caller.token.as_str());
+        if published && !listen.ip().is_loopback() {
+            return Err(ConfigError::new(
+                &format!("callers[{index}].token"),
+                "is a published demo token, refused on a non-loopback listener: generate a secret token"
+                    .to_string(),
+            ));
+        }
         if !seen.insert(caller.token.clone()) {
             return Err(ConfigError::new(
                 &format!("callers[{index}].token"),
@@ -214,3 +264,6 @@ fn callers(
     });
     Ok((Callers::new(entries), false))
 }
+
+#[cfg(test)]
+mod tests;

@@ -18,6 +18,16 @@ pub enum ApiError {
     BadCall(CallError),
     #[error("invalid request body: {0}")]
     BadBody(String),
+    /// A key sent twice in the body; `path` names it (`input.arguments.project_id`) (C5).
+    #[error("duplicate key `{key}` in the request body: send each key once")]
+    DuplicateKey { key: String, path: String },
+    #[error("the request body is larger than the limit of {0} bytes")]
+    TooLarge(usize),
+    #[error("the request body was not received within {} ms", .0.as_millis())]
+    BodyTimeout(std::time::Duration),
+    /// A reserved (health-only) connection asked for anything but `/healthz`.
+    #[error("too many connections: only /healthz is answered until some close")]
+    Busy,
     #[error("no approval `{0}`")]
     UnknownApproval(String),
     #[error("approval `{id}` is already {status}")]
@@ -26,6 +36,7 @@ pub enum ApiError {
     Unavailable(String),
     #[error("{0}")]
     TooManyApprovals(String),
+    /// A bad query parameter, named by `name`; its field is `query.<name>` (C16).
     #[error("invalid query parameter `{name}`: {message}")]
     BadQuery { name: &'static str, message: String },
 }
@@ -35,19 +46,25 @@ impl ApiError {
         match self {
             Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
-            Self::BadCall(_) | Self::BadBody(_) => StatusCode::BAD_REQUEST,
+            Self::BadCall(_)
+            | Self::BadBody(_)
+            | Self::DuplicateKey { .. }
+            | Self::BadQuery { .. } => StatusCode::BAD_REQUEST,
+            Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
+            Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
             Self::UnknownApproval(_) => StatusCode::NOT_FOUND,
             Self::ApprovalClosed { .. } => StatusCode::CONFLICT,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::TooManyApprovals(_) => StatusCode::TOO_MANY_REQUESTS,
-            Self::BadQuery { .. } => StatusCode::BAD_REQUEST,
         }
     }
 
     fn field(&self) -> Option<String> {
         match self {
             Self::BadCall(error) => Some(format!("call.input.{}", error.field)),
-            Self::BadBody(_) => Some("body".to_string()),
+            Self::BadBody(_) | Self::TooLarge(_) | Self::BodyTimeout(_) => Some("body".to_string()),
+            Self::DuplicateKey { path, .. } => Some(path.clone()),
             Self::BadQuery { name, .. } => Some(format!("query.{name}")),
             _ => None,
         }

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::approvals::ApprovalStatus;
+use super::body::RequestBody;
 use super::caller::Role;
 use super::error::ApiError;
 use super::gateway::{AppState, Handled};
@@ -17,13 +18,13 @@ use super::journal::LogHealth;
 use super::wire::{AuthorizeBody, CallBody, DecisionBody};
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|error| ApiError::BadBody(error.to_string()))
+    super::wire::parse_body(body)
 }
 
 pub async fn authorize(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
     state.inner().callers.require(&headers, Role::Agent)?;
     let body: AuthorizeBody = parse(&body)?;
@@ -40,23 +41,23 @@ pub async fn authorize(
 pub async fn design_call(
     state: State<AppState>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    tool_call(state, headers, body, "ClaudeDesign").await
+    tool_call(state, headers, RequestBody(body), "ClaudeDesign").await
 }
 
 pub async fn projects_call(
     state: State<AppState>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    tool_call(state, headers, body, "Projects").await
+    tool_call(state, headers, RequestBody(body), "Projects").await
 }
 
 async fn tool_call(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    RequestBody(body): RequestBody,
     tool: &str,
 ) -> Result<Response, ApiError> {
     let caller = state.inner().callers.require(&headers, Role::Agent)?;
@@ -131,29 +132,49 @@ pub struct WaitQuery {
     wait: Option<String>,
 }
 
-/// `?wait=30s` (or `500ms`, `2m`): hold the request until the approval is decided.
+/// Longest `?wait=`; longer values are clamped to it.
+const WAIT_MAX: Duration = Duration::from_secs(120);
+
+/// `?wait=30s` (or `500ms`, `2m`): hold the request until the approval is decided. Errors name
+/// the query parameter (C16); the arithmetic saturates, so no value can overflow, and any
+/// value above [`WAIT_MAX`] is clamped to it.
 fn wait_duration(text: Option<&str>) -> Result<Duration, ApiError> {
     let Some(text) = text else {
         return Ok(Duration::ZERO);
     };
-    let (number, unit) = text.split_at(
-        text.find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len()),
-    );
-    let value: u64 = number
-        .parse()
-        .map_err(|_| ApiError::BadBody(format!("`wait` must look like 30s, not `{text}`")))?;
+    let bad = || ApiError::BadQuery {
+        name: "wait",
+        message: format!(
+            "`{}` is not a duration like 30s, 500ms or 2m",
+            shown_query(text)
+        ),
+    };
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at_checked(digits).ok_or_else(bad)?;
+    if number.is_empty() {
+        return Err(bad());
+    }
+    // Digits beyond u64 are only ever a huge wait: clamp rather than refuse.
+    let value: u64 = number.parse().unwrap_or(u64::MAX);
     let duration = match unit {
         "ms" => Duration::from_millis(value),
         "s" | "" => Duration::from_secs(value),
-        "m" => Duration::from_secs(value * 60),
-        _ => {
-            return Err(ApiError::BadBody(format!(
-                "`wait` must look like 30s, not `{text}`"
-            )))
-        }
+        "m" => Duration::from_secs(value.saturating_mul(60)),
+        _ => return Err(bad()),
     };
-    Ok(duration.min(Duration::from_secs(120)))
+    Ok(duration.min(WAIT_MAX))
+}
+
+/// A query value as messages show it: at most 64 characters.
+fn shown_query(text: &str) -> String {
+    const SHOWN: usize = 64;
+    if text.chars().count() <= SHOWN {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(SHOWN).collect::<String>())
+    }
 }
 
 pub async fn get_approval(
@@ -290,16 +311,34 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     )
 }
 
-/// The HTTP floor for benchmarks: authenticates and parses like `authorize`, then answers a
-/// constant decision without gathering facts or evaluating policies.
-pub async fn floor(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
-) -> Result<Json<Value>, ApiError> {
-    state.inner().callers.require(&headers, Role::Agent)?;
-    let _body: AuthorizeBody = parse(&body)?;
-    Ok(Json(
-        json!({"decision": "allow", "reason": "constant", "policies": []}),
-    ))
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn c16_wait_parsing_saturates_and_names_the_parameter() {
+        assert_eq!(wait_duration(None).unwrap(), Duration::ZERO);
+        assert_eq!(
+            wait_duration(Some("500ms")).unwrap(),
+            Duration::from_millis(500)
+        );
+        assert_eq!(wait_duration(Some("30")).unwrap(), Duration::from_secs(30));
+        assert_eq!(wait_duration(Some("2m")).unwrap(), WAIT_MAX);
+        for huge in [
+            "18446744073709551615m",
+            "307445734561825861m",
+            "99999999999999999999s",
+        ] {
+            assert_eq!(wait_duration(Some(huge)).unwrap(), WAIT_MAX, "{huge}");
+        }
+        for bad in ["1h", "", "m", "-1s", "1.5s", "1 s"] {
+            let error = wait_duration(Some(bad)).unwrap_err();
+            assert!(
+                matches!(error, ApiError::BadQuery { name: "wait", .. }),
+                "{bad}: {error:?}"
+            );
+        }
+    }
 }

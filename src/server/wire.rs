@@ -1,10 +1,26 @@
 //! server::wire: the HTTP JSON bodies of the gateway (wire types, not domain types), converted
-//! at the boundary.
+//! at the boundary. A body is parsed by [`parse_body`], which first refuses a key sent twice
+//! anywhere in it (`duplicates`).
+
+mod duplicates;
 
 use serde::{Deserialize, Serialize};
 
+pub use duplicates::{first_duplicate_key, DuplicateKey};
+
 use crate::authz::Decision;
 use crate::facts::{AgentKind, Mode, Session};
+
+/// Parses a JSON body into `T`, refusing a duplicated key (C5) before the typed parse, whose
+/// errors name the body.
+pub fn parse_body<T: serde::de::DeserializeOwned>(
+    body: &[u8],
+) -> Result<T, super::error::ApiError> {
+    if let Some(DuplicateKey { key, path }) = first_duplicate_key(body) {
+        return Err(super::error::ApiError::DuplicateKey { key, path });
+    }
+    serde_json::from_slice(body).map_err(|error| super::error::ApiError::BadBody(error.to_string()))
+}
 
 /// The session facts that come with every call.
 #[derive(Debug, Clone, Deserialize)]

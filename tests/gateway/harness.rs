@@ -137,9 +137,14 @@ impl Gateway {
             .expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("address"));
         let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(askgate::server::run(listener, booted.state, async move {
-            let _ = stopped.await;
-        }));
+        tokio::spawn(askgate::server::run_with(
+            listener,
+            booted.state,
+            config.http,
+            async move {
+                let _ = stopped.await;
+            },
+        ));
         Gateway {
             url,
             sandbox_url: booted.upstream_url,

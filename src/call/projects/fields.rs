@@ -10,8 +10,10 @@ use serde_json::{Map, Value};
 use super::super::error::{json_type_name, CallError};
 use super::super::suggest::{shown, unknown_key_message};
 use super::{ProjectsMethod, WriteSource};
+use crate::paths::js_length;
 
-/// `path` length bounds, counted in Unicode scalar values.
+/// `path` length bounds, in UTF-16 code units: zod's `min`/`max` count JavaScript `.length`,
+/// so an emoji is 2 (client-facts §0). The same unit bounds `local_path` and `query` (min 1).
 pub(super) const PATH_MIN_CHARS: usize = 1;
 pub(super) const PATH_MAX_CHARS: usize = 255;
 
@@ -105,17 +107,17 @@ pub(super) fn optional_text(
             ));
         }
     };
-    let length = text.chars().count();
+    let length = js_length(text);
     if length < min {
         return Err(CallError::new(
             key,
-            format!("`{key}` must be at least {min} character long"),
+            format!("`{key}` must be at least {min} UTF-16 code unit long"),
         ));
     }
     if let Some(max) = max.filter(|max| length > *max) {
         return Err(CallError::new(
             key,
-            format!("`{key}` is {length} characters long; the limit is {max}"),
+            format!("`{key}` is {length} UTF-16 code units long; the limit is {max}"),
         ));
     }
     Ok(Some(text.clone()))

@@ -54,6 +54,8 @@ pub struct RawConfig {
     pub log_failure: Option<String>,
     /// `fsync` (default) or `none`.
     pub log_durability: Option<String>,
+    /// Timeouts, the connection cap and the body limit (`config::http`).
+    pub http: Option<super::http::RawHttpLimits>,
 }
 
 impl RawConfig {
@@ -64,8 +66,12 @@ impl RawConfig {
                 format!("cannot read `{}`: {error}", path.display()),
             )
         })?;
-        serde_json::from_str(&text)
-            .map_err(|error| ConfigError::new("config", format!("`{}`: {error}", path.display())))
+        serde_json::from_str(&text).map_err(|error| {
+            ConfigError::new(
+                "config",
+                format!("`{}`: {}", path.display(), without_values(&error)),
+            )
+        })
     }
 
     /// `ASKGATE_LISTEN`, `ASKGATE_UPSTREAM`, `ASKGATE_POLICIES` (colon-separated directories).
@@ -103,6 +109,36 @@ impl RawConfig {
             log_dir: higher.log_dir.or(self.log_dir),
             log_failure: higher.log_failure.or(self.log_failure),
             log_durability: higher.log_durability.or(self.log_durability),
+            http: higher.http.or(self.http),
         }
     }
+}
+
+/// serde's message without the values it quotes: `invalid type: string "SECRET", expected …`
+/// would print a token put in the wrong place (C13). Every quoted value becomes `"…"`; keys
+/// and expected types (in backticks) stay, and so does the position.
+fn without_values(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    let mut out = String::with_capacity(message.len());
+    let (mut quoted, mut escaped) = (false, false);
+    for c in message.chars() {
+        if quoted {
+            // Inside a quoted value nothing is kept; `\"` does not end it.
+            match (c, escaped) {
+                (_, true) => escaped = false,
+                ('\\', false) => escaped = true,
+                ('"', false) => {
+                    out.push('"');
+                    quoted = false;
+                }
+                _ => {}
+            }
+        } else if c == '"' {
+            out.push_str("\"…");
+            quoted = true;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

@@ -1,0 +1,70 @@
+//! server::config::tests: the refusals of `Config::validate` (C7, C12) and the quoting rule of
+//! config file errors (C13); the binary's own refusals are in `tests/hostile/config.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+
+fn caller(token: &str) -> RawCaller {
+    RawCaller {
+        token: token.to_string(),
+        role: Role::Approver,
+        principal: "ops".to_string(),
+    }
+}
+
+fn with(listen: &str, callers: Vec<RawCaller>) -> Result<Config, ConfigError> {
+    Config::validate(RawConfig {
+        listen: Some(listen.to_string()),
+        callers: Some(callers),
+        ..RawConfig::default()
+    })
+}
+
+#[test]
+fn c7_demo_tokens_are_refused_only_off_loopback() {
+    for token in [DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN] {
+        let error = with("0.0.0.0:8080", vec![caller(token)]).unwrap_err();
+        assert_eq!(error.field, "callers[0].token");
+        assert!(!error.to_string().contains(token), "{error}");
+        assert!(with("[::]:8080", vec![caller(token)]).is_err());
+        // On loopback the published tokens are what the demo callers are anyway.
+        assert!(with("127.0.0.1:8080", vec![caller(token)]).is_ok());
+    }
+    assert!(with("0.0.0.0:8080", vec![caller("a-secret-of-24-characters")]).is_ok());
+}
+
+#[test]
+fn c12_userinfo_in_the_upstream_is_refused_without_showing_it() {
+    let credentials = Some(RawUpstreamCredentials {
+        access_token: "t".to_string(),
+        refresh_token: None,
+        session_token: None,
+        scopes: Vec::new(),
+    });
+    let upstream = |url: &str| {
+        Config::validate(RawConfig {
+            upstream: Some(url.to_string()),
+            upstream_credentials: credentials.clone(),
+            ..RawConfig::default()
+        })
+    };
+    for url in [
+        "http://user:PASS@127.0.0.1:9",
+        "https://user@example.com",
+        "http://:PASS@h",
+    ] {
+        let error = upstream(url).unwrap_err();
+        assert_eq!(error.field, "upstream", "{url}");
+        assert!(!error.to_string().contains("PASS"), "{error}");
+        assert!(!error.to_string().contains("user@"), "{error}");
+    }
+    for url in ["ftp://h", "http://", "nonsense", "http://u:PASS@"] {
+        let error = upstream(url).unwrap_err();
+        assert!(!error.to_string().contains("PASS"), "{error}");
+    }
+    let config = upstream("http://127.0.0.1:9/").unwrap();
+    assert_eq!(
+        config.upstream,
+        Upstream::Url("http://127.0.0.1:9".to_string())
+    );
+}
