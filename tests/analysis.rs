@@ -433,3 +433,41 @@ fn i13_validate_analyze_on_the_baseline_finds_only_the_knowledge_budget_overflow
     );
     assert!(run.stdout.contains("0 dead"), "{}", run.stdout);
 }
+
+/// The guards decide which requests the solver may propose; one that could err would be
+/// skipped by Cedar and silently stop guarding, so none may.
+#[test]
+fn i13_question_and_well_formed_guards_never_error() {
+    use askgate::analysis::environments::{environments, guard_policies, Question};
+    use askgate::analysis::lint::can_error;
+    use askgate::analysis::solver::block_on;
+    use cedar_policy_symcc::CompiledPolicy;
+    ensure_cvc5();
+    let schema: cedar_policy::Schema = askgate::authz::baseline::schema_source()
+        .text
+        .parse()
+        .unwrap();
+    let checked = block_on(async {
+        let mut solver = askgate::analysis::Solver::start()?;
+        let mut checked = 0;
+        for environment in environments(&schema).iter().filter(|env| !env.is_target()) {
+            for question in [Question::Unapproved, Question::Approved] {
+                for guard in guard_policies(question, environment)? {
+                    let compiled =
+                        CompiledPolicy::compile(&guard, &environment.env, &schema).unwrap();
+                    let erring = can_error(&mut solver, &compiled, environment).await?;
+                    assert!(
+                        erring.is_none(),
+                        "{} can err in {}",
+                        guard.id(),
+                        environment.label()
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        Ok(checked)
+    })
+    .unwrap();
+    assert_eq!(checked, 49 * 2 * 3);
+}

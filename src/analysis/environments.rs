@@ -89,7 +89,32 @@ pub fn environments(schema: &Schema) -> Vec<Environment> {
     all
 }
 
-/// `policies` plus the question's guard, compiled for one environment.
+/// The guard policies of one question in one environment: the question's own and, for a
+/// call, the well-formedness guards (`wellformed`).
+pub fn guard_policies(
+    question: Question,
+    environment: &Environment,
+) -> Result<Vec<Policy>, AnalysisError> {
+    let mut guards: Vec<(String, String)> = Vec::new();
+    if let Some((id, text)) = question.guard() {
+        guards.push((id.to_string(), text));
+        guards.extend(super::wellformed::guards(
+            &environment.action,
+            &environment.resource,
+        ));
+    }
+    guards
+        .into_iter()
+        .map(|(id, text)| {
+            Policy::parse(Some(PolicyId::new(id)), text).map_err(|error| AnalysisError::Compile {
+                action: environment.label(),
+                message: error.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// `policies` plus the question's guards, compiled for one environment.
 pub fn compile(
     policies: &PolicySet,
     question: Question,
@@ -101,17 +126,7 @@ pub fn compile(
         message,
     };
     let mut set = policies.clone();
-    let mut guards: Vec<(String, String)> = Vec::new();
-    if let Some((id, text)) = question.guard() {
-        guards.push((id.to_string(), text));
-        guards.extend(super::wellformed::guards(
-            &environment.action,
-            &environment.resource,
-        ));
-    }
-    for (id, text) in guards {
-        let guard = Policy::parse(Some(PolicyId::new(id)), text)
-            .map_err(|error| compile_error(error.to_string()))?;
+    for guard in guard_policies(question, environment)? {
         set.add(guard)
             .map_err(|error| compile_error(error.to_string()))?;
     }

@@ -47,6 +47,21 @@ impl LintReport {
     }
 }
 
+/// A request of `environment` on which the compiled policy fails to evaluate, if any (the
+/// inner `None`: the solver's model named no complete request).
+pub async fn can_error(
+    solver: &mut Solver,
+    compiled: &CompiledPolicy,
+    environment: &Environment,
+) -> Result<Option<Option<RawRequest>>, AnalysisError> {
+    let example = solver
+        .compiler
+        .check_never_errors_with_counterexample_opt(compiled)
+        .await
+        .map_err(|error| solver_error(environment, &error))?;
+    Ok(example.map(|env| RawRequest::of(&env.request)))
+}
+
 /// Analyzes every policy of `snapshot` in every environment its action scope reaches.
 pub async fn analyze(
     solver: &mut Solver,
@@ -72,12 +87,9 @@ pub async fn analyze(
                 .map_err(|error| compile_error(environment, &error))?;
             report.checked += 1;
             if erring.is_none() {
-                let example = solver
-                    .compiler
-                    .check_never_errors_with_counterexample_opt(&compiled)
-                    .await
-                    .map_err(|error| solver_error(environment, &error))?;
-                erring = example.map(|env| (environment.label(), RawRequest::of(&env.request)));
+                erring = can_error(solver, &compiled, environment)
+                    .await?
+                    .map(|request| (environment.label(), request));
             }
             if !matches {
                 matches = !solver
