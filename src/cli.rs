@@ -1,8 +1,10 @@
 //! cli: the `askgate` command line. One file per subcommand; each is a thin adapter that reads
 //! files, calls the library and prints. Exit codes are documented in the README.
 
+pub mod analyze;
 pub mod approvals;
 pub mod check;
+pub mod diff;
 pub mod log;
 pub mod replay;
 pub mod sandbox;
@@ -42,7 +44,7 @@ pub enum Command {
     /// Decide one scenario (a JSON file, or `-` for stdin) and print the decision as JSON.
     Check(check::CheckArgs),
     /// Validate the schema and policies strictly; report file, line and message per problem.
-    Validate(sources::PolicyArgs),
+    Validate(validate::ValidateArgs),
     /// Run scenario files that carry an `expect` block; prints `N passed, N failed`.
     Test(test::TestArgs),
     /// Run the HTTP service (on embedded defaults: shipped policies, in-process sandbox).
@@ -51,6 +53,8 @@ pub enum Command {
     Approvals(approvals::ApprovalsArgs),
     /// Re-decide logged decisions against a policy set and report what changes.
     Replay(replay::ReplayArgs),
+    /// Prove what a policy change newly allows, makes askable or makes stricter (needs `cvc5`).
+    Diff(Box<diff::DiffArgs>),
     /// Read decision logs: `tail`, `show`, `stats`.
     Log(log::LogArgs),
     /// Run the upstream sandbox (a fake claude.ai for Design and Projects) on loopback.
@@ -67,6 +71,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Sandbox(args) => sandbox::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Log(args) => log::run(&args),
+        Command::Diff(args) => diff::run(&args),
     }
 }
 

@@ -9,12 +9,15 @@
 //! - [`facts`]: everything known about one call, gathered into a Cedar request context.
 //! - [`authz`]: policy snapshots and the pure, synchronous allow / ask / deny decision.
 //! - [`audit`]: the decision log, its reader, replay and queries.
+//! - [`analysis`]: `diff` and `validate --analyze`: what policies could ever decide, proved by
+//!   the symbolic compiler and `cvc5` (async, spawns the solver; apart from the pure core).
 //! - [`executor`]: the thin upstream client (Design MCP, Projects routes) run after a decision.
 //! - [`server`]: `askgate serve`, the HTTP service (decide → execute / hold / refuse).
 //! - [`sandbox`]: a real HTTP fake of claude.ai for tests, demos and the default `serve`.
 //! - [`scenario`]: the JSON scenario format of `check`, `test` and the corpus.
 //! - [`cli`]: the `askgate` subcommands (adapters over the layers above).
 
+pub mod analysis;
 pub mod audit;
 pub mod authz;
 pub mod call;

@@ -6,6 +6,7 @@
     clippy::panic
 )]
 
+mod analysis;
 mod audit;
 mod cli;
 mod corpus;

@@ -1,0 +1,209 @@
+//! cli::diff: `askgate diff BEFORE AFTER` — proves, for every request environment of the
+//! schema, what a policy change newly allows without a human, newly makes askable and newly
+//! makes stricter, each with a scenario file `askgate check` reproduces; `--replay LOG...`
+//! adds the replay of those logs against AFTER. Exit 0 when nothing is newly allowed or
+//! askable (and no replayed decision changed), 5 when something is, 3 when a side does not
+//! load, 4 when the solver is missing or failed or a log cannot be read.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+
+mod report;
+
+use super::replay::ReportFormat;
+use super::sources::{self, PolicyArgs};
+use super::{EXIT_CHANGED, EXIT_IO, EXIT_OK, EXIT_POLICIES};
+use crate::analysis::diff::Sides;
+use crate::analysis::solver::block_on;
+use crate::analysis::{diff, DiffReport, Solver};
+use crate::audit::log_files;
+use crate::audit::replay::{replay, LogText};
+use crate::authz::PolicySnapshot;
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The policy directory before the change (layered on the baseline unless `--raw`).
+    #[arg(value_name = "BEFORE")]
+    pub before: PathBuf,
+    /// The policy directory after the change.
+    #[arg(value_name = "AFTER")]
+    pub after: PathBuf,
+    /// Use this directory as the baseline of both sides instead of the embedded `policies/`.
+    #[arg(long, value_name = "DIR", conflicts_with = "raw")]
+    pub baseline: Option<PathBuf>,
+    /// Compare BEFORE and AFTER as complete policy sets (no baseline).
+    #[arg(long)]
+    pub raw: bool,
+    /// Use this schema file instead of the embedded `schema/askgate.cedarschema`.
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ReportFormat,
+    /// Write each finding's scenario file into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub scenarios: Option<PathBuf>,
+    /// Also replay these decision logs (files or directories) against AFTER.
+    #[arg(long, value_name = "LOG", num_args = 1..)]
+    pub replay: Vec<PathBuf>,
+}
+
+impl DiffArgs {
+    /// The policy arguments of one side, as `check` takes them.
+    pub fn side(&self, dir: &Path) -> PolicyArgs {
+        if self.raw {
+            PolicyArgs {
+                policies: Vec::new(),
+                baseline: Some(dir.to_path_buf()),
+                schema: self.schema.clone(),
+            }
+        } else {
+            PolicyArgs {
+                policies: vec![dir.to_path_buf()],
+                baseline: self.baseline.clone(),
+                schema: self.schema.clone(),
+            }
+        }
+    }
+
+    /// `check`'s flags for one side, for the report's reproduction commands.
+    pub(crate) fn check_flags(&self, dir: &Path) -> String {
+        let side = self.side(dir);
+        let mut flags = Vec::new();
+        if let Some(baseline) = &side.baseline {
+            flags.push(format!("--baseline {}", baseline.display()));
+        }
+        for policies in &side.policies {
+            flags.push(format!("--policies {}", policies.display()));
+        }
+        if let Some(schema) = &side.schema {
+            flags.push(format!("--schema {}", schema.display()));
+        }
+        flags.join(" ")
+    }
+}
+
+pub fn run(args: &DiffArgs) -> u8 {
+    let (Some(before), Some(after)) = (
+        load("BEFORE", args, &args.before),
+        load("AFTER", args, &args.after),
+    ) else {
+        return EXIT_POLICIES;
+    };
+    let logs = match read_logs(&args.replay) {
+        Ok(logs) => logs,
+        Err(message) => {
+            eprintln!("{message}");
+            return EXIT_IO;
+        }
+    };
+    let started = Instant::now();
+    let report = match analyze(args, &before, &after) {
+        Ok(report) => report,
+        Err(message) => {
+            eprintln!("{message}");
+            return EXIT_IO;
+        }
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let replayed = (!args.replay.is_empty()).then(|| replay(&logs, &after, jobs()));
+    let files = match write_scenarios(args, &report) {
+        Ok(files) => files,
+        Err(message) => {
+            eprintln!("{message}");
+            return EXIT_IO;
+        }
+    };
+    match args.format {
+        ReportFormat::Json => report::print_json(args, &report, replayed.as_ref(), &files, seconds),
+        ReportFormat::Table => {
+            report::print_table(args, &report, replayed.as_ref(), &files, seconds)
+        }
+    }
+    let changed = replayed
+        .as_ref()
+        .is_some_and(|replayed| replayed.changed > 0);
+    if report.widens() || changed {
+        EXIT_CHANGED
+    } else {
+        EXIT_OK
+    }
+}
+
+fn load(label: &str, args: &DiffArgs, dir: &Path) -> Option<PolicySnapshot> {
+    match sources::load(&args.side(dir)) {
+        Ok(snapshot) => Some(snapshot),
+        Err(error) => {
+            for problem in &error.problems {
+                eprintln!("{problem}");
+            }
+            eprintln!("{label} (`{}`) failed to load", dir.display());
+            None
+        }
+    }
+}
+
+fn analyze(
+    args: &DiffArgs,
+    before: &PolicySnapshot,
+    after: &PolicySnapshot,
+) -> Result<DiffReport, String> {
+    let (schema_source, _) = sources::read(&args.side(&args.after))
+        .map_err(|error| format!("the schema cannot be read: {}", error.problems.len()))?;
+    let schema: cedar_policy::Schema = schema_source
+        .text
+        .parse()
+        .map_err(|error| format!("the schema cannot be parsed: {error}"))?;
+    let sides = Sides { before, after };
+    block_on(async {
+        let mut solver = Solver::start()?;
+        diff(&mut solver, &schema, &sides).await
+    })
+    .map_err(|error| error.to_string())
+}
+
+fn jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+fn read_logs(paths: &[PathBuf]) -> Result<Vec<LogText>, String> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let files = log_files(paths).map_err(|error| error.to_string())?;
+    files
+        .into_iter()
+        .map(|path| {
+            std::fs::read(&path)
+                .map(|bytes| LogText {
+                    file: path.display().to_string(),
+                    bytes,
+                })
+                .map_err(|error| format!("cannot read `{}`: {error}", path.display()))
+        })
+        .collect()
+}
+
+/// Writes each finding's scenario as `NNN-<category>-<action>.json`; returns the paths.
+fn write_scenarios(args: &DiffArgs, report: &DiffReport) -> Result<Vec<Option<PathBuf>>, String> {
+    let Some(dir) = &args.scenarios else {
+        return Ok(vec![None; report.findings.len()]);
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|error| format!("cannot create `{}`: {error}", dir.display()))?;
+    let mut files = Vec::new();
+    for (index, finding) in report.findings.iter().enumerate() {
+        let Some(scenario) = &finding.scenario.scenario else {
+            files.push(None);
+            continue;
+        };
+        let slug = format!("{:?}", finding.category).to_lowercase();
+        let path = dir.join(format!("{:03}-{slug}-{}.json", index + 1, finding.action));
+        let text = serde_json::to_string_pretty(scenario).unwrap_or_default();
+        std::fs::write(&path, text + "\n")
+            .map_err(|error| format!("cannot write `{}`: {error}", path.display()))?;
+        files.push(Some(path));
+    }
+    Ok(files)
+}
