@@ -6,6 +6,7 @@
     clippy::panic
 )]
 
+mod agents;
 mod audit;
 mod cli;
 mod corpus;
