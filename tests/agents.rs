@@ -2,3 +2,4 @@
 //! client runs headless, askgate and its sandbox run on loopback.
 
 mod client;
+mod hook;

@@ -7,7 +7,9 @@
 mod approvals;
 mod consent_grants;
 mod explain;
-mod harness;
+pub mod harness;
+mod hook;
+pub mod hook_log;
 mod local_path;
 mod plans;
 mod projects;

@@ -42,6 +42,32 @@ pub fn load(args: &PolicyArgs) -> Result<PolicySnapshot, LoadError> {
     PolicySnapshot::load(&schema, &sources)
 }
 
+/// The hook-mode set for the same arguments: the baseline's shared files
+/// ([`baseline::HOOK_SHARED_FILES`], from `--baseline DIR` when given), the embedded hook rules
+/// and every managed directory.
+pub fn load_hook(args: &PolicyArgs) -> Result<PolicySnapshot, LoadError> {
+    let schema = match &args.schema {
+        Some(path) => read_file(path)?,
+        None => baseline::schema_source(),
+    };
+    let shared = |source: &Source| {
+        Path::new(&source.name)
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| baseline::HOOK_SHARED_FILES.contains(&name))
+    };
+    let mut sources: Vec<Source> = match &args.baseline {
+        Some(dir) => read_dir(dir)?,
+        None => baseline::policy_sources(),
+    };
+    sources.retain(shared);
+    sources.extend(baseline::hook_policy_sources());
+    for dir in &args.policies {
+        sources.extend(read_dir(dir)?);
+    }
+    PolicySnapshot::load(&schema, &sources)
+}
+
 /// The `.cedar` files directly in `dir`, sorted by name.
 pub fn read_dir(dir: &Path) -> Result<Vec<Source>, LoadError> {
     let entries = std::fs::read_dir(dir).map_err(|error| io_problem(dir, &error))?;
