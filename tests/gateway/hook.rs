@@ -181,3 +181,26 @@ async fn the_hook_needs_a_caller_token() {
         .await;
     assert_eq!(approver.status, 200, "{}", approver.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_rebuilds_the_hook_mode_set() {
+    let managed = tempfile::tempdir().unwrap();
+    let dir = managed.path().to_path_buf();
+    let gateway = Gateway::start_with(|raw| raw.policies = Some(vec![dir])).await;
+    let delete = || {
+        input(
+            "Projects",
+            json!({"method": "project_delete", "path": "notes.md"}),
+        )
+    };
+    assert_eq!(hook(&gateway, delete()).await, json!({}));
+    std::fs::copy(
+        "policies/examples/ask-project-delete.cedar",
+        managed.path().join("ask-project-delete.cedar"),
+    )
+    .unwrap();
+    let reloaded = gateway.post("/v1/admin/reload", Some(APPROVER), None).await;
+    assert_eq!(reloaded.status, 200, "{}", reloaded.body);
+    let output = hook(&gateway, delete()).await;
+    assert_eq!(decision(&output), "ask", "{output}");
+}
