@@ -5,6 +5,7 @@ pub mod analyze;
 pub mod approvals;
 pub mod check;
 pub mod diff;
+pub mod hook;
 pub mod log;
 pub mod replay;
 pub mod sandbox;
@@ -51,6 +52,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// The approver's command line against a running service.
     Approvals(approvals::ApprovalsArgs),
+    /// Answer an agent client's hook from the running service (fails closed: exit 2 blocks).
+    Hook(hook::HookArgs),
     /// Re-decide logged decisions against a policy set and report what changes.
     Replay(replay::ReplayArgs),
     /// Prove what a policy change newly allows, makes askable or makes stricter (needs `cvc5`).
@@ -68,6 +71,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Test(args) => test::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Approvals(args) => approvals::run(&args),
+        Command::Hook(args) => hook::run(&args),
         Command::Sandbox(args) => sandbox::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Log(args) => log::run(&args),

@@ -20,6 +20,7 @@ pub mod config;
 pub mod error;
 pub mod execute;
 pub mod gateway;
+pub mod hook;
 pub mod journal;
 pub mod listen;
 pub mod metrics;
@@ -46,6 +47,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/approvals/{id}/refuse", post(routes::refuse))
         .route("/v1/design/consent", post(routes::consent))
         .route("/v1/design/revoke", post(routes::revoke))
+        .route("/v1/hooks/claude-code", post(hook::claude_code))
         .route("/v1/admin/reload", post(routes::reload))
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(routes::metrics))

@@ -31,6 +31,7 @@ fn record_of(scenario: &Scenario, id: &str, snapshot: &PolicySnapshot) -> Option
         time: datetime!(2026-11-30 10:00:00.123 UTC),
         account: "acct-1".to_string(),
         session: format!("session-{}", id.len() % 3),
+        tool_use_id: None,
     };
     DecisionRecord::new(origin, &facts, &decision).ok()
 }

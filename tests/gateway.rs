@@ -12,6 +12,8 @@ mod consent_grants;
 mod explain;
 mod hardening;
 pub(crate) mod harness;
+mod hook;
+pub(crate) mod hook_log;
 mod local_path;
 mod plans;
 mod projects;

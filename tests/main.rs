@@ -7,6 +7,7 @@
 )]
 
 mod analysis;
+mod agents;
 mod audit;
 mod cli;
 mod corpus;

@@ -70,3 +70,6 @@ pub fn snapshot_name(path: &Path) -> String {
         .to_string_lossy()
         .replace(['/', '\\'], "__")
 }
+
+pub mod claude_code;
+pub mod fake_messages;

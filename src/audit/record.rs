@@ -88,6 +88,10 @@ pub struct DecisionRecord {
     pub time: String,
     pub account: String,
     pub session: String,
+    /// The client's id for the tool call, when the decision answered a hook (Claude Code's
+    /// `tool_use_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
     /// `main`, `subagent` or the agent id: the Cedar principal's id.
     pub agent: String,
     pub tool: String,

@@ -267,6 +267,7 @@ mod tests {
                 time: time::macros::datetime!(2026-11-30 10:00 UTC),
                 account: "a".to_string(),
                 session: "s".to_string(),
+                tool_use_id: None,
             };
             let mut record = DecisionRecord::new(origin, &facts, &decision).unwrap();
             if index % 3 == 0 {

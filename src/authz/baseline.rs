@@ -44,6 +44,18 @@ pub const POLICIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The baseline files that also apply in hook mode (Claude Code's `PreToolUse` hook): the
+/// availability gates and the per-target classification. The other baseline files mirror
+/// checks the client makes itself, with state only the client holds.
+pub const HOOK_SHARED_FILES: [&str; 2] = ["gates.cedar", "targets.cedar"];
+
+/// The hook-mode rules of `policies/hook/`, added to [`HOOK_SHARED_FILES`] and the managed
+/// directories in hook mode.
+pub const HOOK_POLICIES: &[(&str, &str)] = &[(
+    "policies/hook/tighten.cedar",
+    include_str!("../../policies/hook/tighten.cedar"),
+)];
+
 /// The worked admin examples of `policies/examples/` (not loaded by default).
 pub const EXAMPLES: &[(&str, &str)] = &[
     (
@@ -73,6 +85,13 @@ pub fn policy_sources() -> Vec<Source> {
 
 pub fn example_sources() -> Vec<Source> {
     EXAMPLES
+        .iter()
+        .map(|(name, text)| Source::new(*name, *text))
+        .collect()
+}
+
+pub fn hook_policy_sources() -> Vec<Source> {
+    HOOK_POLICIES
         .iter()
         .map(|(name, text)| Source::new(*name, *text))
         .collect()

@@ -46,6 +46,32 @@ pub fn load(args: &PolicyArgs) -> Result<PolicySnapshot, LoadError> {
     PolicySnapshot::load(&schema, &sources)
 }
 
+/// The hook-mode set for the same arguments: the baseline's shared files
+/// ([`baseline::HOOK_SHARED_FILES`], from `--baseline DIR` when given), the embedded hook rules
+/// and every managed directory.
+pub fn load_hook(args: &PolicyArgs) -> Result<PolicySnapshot, LoadError> {
+    let schema = match &args.schema {
+        Some(path) => read_file(path)?,
+        None => baseline::schema_source(),
+    };
+    let shared = |source: &Source| {
+        Path::new(&source.name)
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| baseline::HOOK_SHARED_FILES.contains(&name))
+    };
+    let mut sources: Vec<Source> = match &args.baseline {
+        Some(dir) => read_dir(dir)?,
+        None => baseline::policy_sources(),
+    };
+    sources.retain(shared);
+    sources.extend(baseline::hook_policy_sources());
+    for dir in &args.policies {
+        sources.extend(read_dir(dir)?);
+    }
+    PolicySnapshot::load(&schema, &sources)
+}
+
 /// The `.cedar` files directly in `dir` (through symlinks), sorted by name. An entry that is
 /// not a readable policy file (a directory, a dangling or looping symlink) is a problem of the
 /// load, with every other problem of the directory (C14).

@@ -90,6 +90,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
     let loaded_from =
         super::reload::fingerprint_of(&policy_args(config), shadow_args(config).as_ref());
     let snapshot = load_policies(config)?;
+    let hook_snapshot = sources::load_hook(&policy_args(config))?;
     let shadow = match shadow_args(config) {
         Some(args) => Some(sources::load(&args)?),
         None => None,
@@ -183,6 +184,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
     environment.session_token = environment.session_token || credentials.session_token.is_some();
     let inner = Inner {
         snapshot: ArcSwap::from_pointee(snapshot),
+        hook_snapshot: ArcSwap::from_pointee(hook_snapshot),
         callers: config.callers.clone(),
         environment,
         scopes: credentials.scopes.clone(),

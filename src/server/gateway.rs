@@ -22,6 +22,8 @@ use crate::facts::{self, CallFacts, Environment};
 
 pub struct Inner {
     pub snapshot: ArcSwap<PolicySnapshot>,
+    /// The hook-mode set (`server::hook`), rebuilt beside the live set on every reload.
+    pub hook_snapshot: ArcSwap<PolicySnapshot>,
     pub callers: Callers,
     pub environment: Environment,
     /// The scopes of the upstream credential (Projects needs both project scopes).
@@ -170,12 +172,36 @@ impl AppState {
                 problems: vec!["reload is not configured".to_string()],
             };
         };
-        reloader
+        let mut report = reloader
             .reload(
                 |live| inner.snapshot.store(Arc::new(live)),
                 |shadow| inner.shadow.store(Some(Arc::new(shadow))),
             )
-            .await
+            .await;
+        if report.problems.is_empty() {
+            report.problems.extend(self.reload_hook(&reloader).await);
+        }
+        report
+    }
+
+    /// Rebuilds the hook-mode set from the live set's directories; keeps the running one (and
+    /// says why) when it does not load.
+    async fn reload_hook(&self, reloader: &super::reload::Reloader) -> Vec<String> {
+        let args = reloader.live_args().clone();
+        let built =
+            tokio::task::spawn_blocking(move || crate::cli::sources::load_hook(&args)).await;
+        match built {
+            Ok(Ok(snapshot)) => {
+                self.inner().hook_snapshot.store(Arc::new(snapshot));
+                Vec::new()
+            }
+            Ok(Err(error)) => error
+                .problems
+                .iter()
+                .map(|problem| format!("hook: {problem}"))
+                .collect(),
+            Err(join) => vec![format!("hook: {join}")],
+        }
     }
 
     /// Decides and logs (durably, before anything goes upstream); also the shadow decision.

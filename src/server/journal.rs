@@ -53,6 +53,30 @@ impl Journal {
         shadow: Option<&Decision>,
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
+        self.record_decision(prepared, decision, shadow, None, now)
+            .await
+    }
+
+    /// A decision that answered a client's hook, with the client's id for the tool call.
+    pub async fn hook_decided(
+        &self,
+        prepared: &Prepared,
+        decision: &Decision,
+        tool_use_id: &str,
+        now: OffsetDateTime,
+    ) -> Result<(), ApiError> {
+        self.record_decision(prepared, decision, None, Some(tool_use_id), now)
+            .await
+    }
+
+    async fn record_decision(
+        &self,
+        prepared: &Prepared,
+        decision: &Decision,
+        shadow: Option<&Decision>,
+        tool_use_id: Option<&str>,
+        now: OffsetDateTime,
+    ) -> Result<(), ApiError> {
         if !self.is_enabled() {
             return Ok(());
         }
@@ -61,6 +85,7 @@ impl Journal {
             time: now,
             account: ACCOUNT.to_string(),
             session: prepared.session_id.clone(),
+            tool_use_id: tool_use_id.map(str::to_string),
         };
         let mut record = match DecisionRecord::new(origin, &prepared.facts, decision) {
             Ok(record) => record,

@@ -81,6 +81,11 @@ impl Reloader {
             .clone()
     }
 
+    /// The arguments the live set is loaded from.
+    pub fn live_args(&self) -> &PolicyArgs {
+        &self.live
+    }
+
     pub fn shadow_args(&self) -> Option<&PolicyArgs> {
         self.shadow.as_ref()
     }

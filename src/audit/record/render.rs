@@ -39,6 +39,8 @@ pub struct DecisionOrigin {
     pub time: OffsetDateTime,
     pub account: String,
     pub session: String,
+    /// The client's id for the tool call (hook decisions).
+    pub tool_use_id: Option<String>,
 }
 
 impl DecisionRecord {
@@ -56,6 +58,7 @@ impl DecisionRecord {
             time: format_time(origin.time),
             account: origin.account,
             session: origin.session,
+            tool_use_id: origin.tool_use_id,
             agent: facts.principal.id.clone(),
             tool: summary.tool.clone(),
             operation: summary.operation.clone(),

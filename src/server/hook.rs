@@ -1,0 +1,183 @@
+//! server::hook: `POST /v1/hooks/claude-code` — Claude Code's `PreToolUse` hook answered by the
+//! managed policies. In hook mode the client holds consent, plans and grants and runs its own
+//! safety checks, so askgate may only tighten: the call is decided on the hook-mode set
+//! (`gates.cedar`, `targets.cedar`, `policies/hook/` and the managed directories; see
+//! [`crate::authz::baseline::HOOK_SHARED_FILES`]) and Cedar's deny or ask is answered as the
+//! hook's `deny` or `ask`; an allow is no opinion. Nothing is executed and nothing is sent
+//! upstream. Every answer is a 2xx the client reads — an HTTP hook fails open on errors, so a
+//! problem after authentication is answered as a deny that names it.
+
+pub mod wire;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use time::OffsetDateTime;
+
+use super::approvals::ApprovedCall;
+use super::caller::Role;
+use super::error::ApiError;
+use super::gateway::{AppState, Prepared};
+use crate::authz::{decide, Decision, Outcome};
+use crate::call::{DesignCall, ProjectsCall};
+use crate::facts::{self, AgentKind, DesignObservations, Environment, Mode, Session};
+use crate::state::DesignState;
+use wire::{HookInput, HookOutput, PRE_TOOL_USE};
+
+/// The header the hook command fills from the client's `CLAUDE_PROJECT_UUID` (the client's
+/// environment, which the model does not control).
+pub const ATTACHED_PROJECT_HEADER: &str = "askgate-claude-project";
+
+/// What the attached Project is called in hook mode when the client did not say.
+const UNKNOWN_PROJECT: &str = "unknown";
+
+/// The longest `session_id` accepted, in UTF-8 bytes.
+const SESSION_ID_BYTES: usize = 256;
+
+pub async fn claude_code(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    state.inner().callers.require(&headers, Role::Agent)?;
+    let output = match serde_json::from_slice::<HookInput>(&body) {
+        Ok(input) => state.hook_answer(&input, attached_project(&headers)).await,
+        Err(error) => HookOutput::deny(&format!("askgate could not read the hook input: {error}")),
+    };
+    Ok(Json(output).into_response())
+}
+
+fn attached_project(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(ATTACHED_PROJECT_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::trim)
+        .filter(|value| !value.is_empty())
+        .map(str::to_string)
+}
+
+impl AppState {
+    async fn hook_answer(&self, input: &HookInput, project: Option<String>) -> HookOutput {
+        if input.hook_event_name != PRE_TOOL_USE {
+            return HookOutput::deny(&format!(
+                "askgate answers `{PRE_TOOL_USE}` hooks only, not `{}`",
+                input.hook_event_name
+            ));
+        }
+        if !matches!(input.tool_name.as_str(), "ClaudeDesign" | "Projects") {
+            return HookOutput::no_opinion();
+        }
+        let now = self.inner().clock.now();
+        let environment = hook_environment(&self.inner().environment, project);
+        let prepared = match prepare(input, &environment, now) {
+            Ok(prepared) => prepared,
+            Err(problem) => return HookOutput::deny(&format!("askgate: {problem}")),
+        };
+        let decision = self.hook_decide(&prepared);
+        let logged = self
+            .inner()
+            .journal
+            .hook_decided(&prepared, &decision, &input.tool_use_id, now)
+            .await;
+        if let Err(error) = logged {
+            return HookOutput::deny(&format!("askgate: {error}"));
+        }
+        answer(&prepared.decision_id, &decision)
+    }
+
+    fn hook_decide(&self, prepared: &Prepared) -> Decision {
+        let started = std::time::Instant::now();
+        let snapshot = self.inner().hook_snapshot.load();
+        let decision = decide(&prepared.facts, &snapshot);
+        let summary = &prepared.facts.summary;
+        self.inner().metrics.decision_made(
+            &summary.tool,
+            &summary.operation,
+            decision.decision.as_str(),
+            started.elapsed(),
+        );
+        decision
+    }
+}
+
+/// The deployment's managed settings, with the client's attached Project (the client offers
+/// `Projects` only when one is attached).
+fn hook_environment(environment: &Environment, project: Option<String>) -> Environment {
+    let mut hook = environment.clone();
+    hook.attached_project = Some(project.unwrap_or_else(|| UNKNOWN_PROJECT.to_string()));
+    hook
+}
+
+/// The session facts a hook input carries. A prompt is the client's to show, so askgate's
+/// ask is always answered as `ask` (`interactive`); the adapter is a `PreToolUse` hook, not a
+/// permission-request hook.
+fn session(input: &HookInput) -> Result<Session, String> {
+    let id = &input.session_id;
+    if id.is_empty() || id.len() > SESSION_ID_BYTES || id.chars().any(char::is_control) {
+        return Err(format!(
+            "`session_id` must be 1–{SESSION_ID_BYTES} bytes of printable characters"
+        ));
+    }
+    let mode = match input.permission_mode.as_deref() {
+        None => Mode::Default,
+        Some(mode) => serde_json::from_value(serde_json::Value::String(mode.to_string()))
+            .map_err(|_| format!("unknown `permission_mode` `{mode}`"))?,
+    };
+    let agent_id = input.agent_id.clone().filter(|id| !id.is_empty());
+    Ok(Session {
+        agent: if agent_id.is_some() {
+            AgentKind::Subagent
+        } else {
+            AgentKind::Main
+        },
+        agent_id,
+        mode,
+        interactive: true,
+        permission_hook: false,
+        bypass_available: false,
+    })
+}
+
+/// The hook's call with the facts askgate knows in hook mode: no session stores (the
+/// client's) and no upstream observations.
+fn prepare(
+    input: &HookInput,
+    environment: &Environment,
+    now: OffsetDateTime,
+) -> Result<Prepared, String> {
+    let session = session(input)?;
+    let (call, facts) = if input.tool_name == "ClaudeDesign" {
+        let call = DesignCall::parse(input.tool_input.clone(), None).map_err(|e| e.to_string())?;
+        let state = DesignState::default();
+        let observed = DesignObservations::default();
+        let facts =
+            facts::design::gather(&call, &session, environment, state.stores(), &observed, now);
+        (ApprovedCall::Design(call), facts)
+    } else {
+        let call = ProjectsCall::parse(&input.tool_input).map_err(|e| e.to_string())?;
+        let facts = facts::projects::gather(&call, &session, environment, None, now);
+        (ApprovedCall::Projects(call), facts)
+    };
+    Ok(Prepared {
+        decision_id: uuid::Uuid::new_v4().to_string(),
+        session_id: input.session_id.clone(),
+        session,
+        call,
+        facts,
+    })
+}
+
+/// Cedar's answer as the hook's: deny and ask tighten; allow is no opinion.
+fn answer(decision_id: &str, decision: &Decision) -> HookOutput {
+    let reason = format!(
+        "askgate: {} [{}] (decision {decision_id})",
+        decision.reason,
+        decision.policies.join(", ")
+    );
+    match decision.decision {
+        Outcome::Allow => HookOutput::no_opinion(),
+        Outcome::Ask => HookOutput::ask(&reason),
+        Outcome::Deny => HookOutput::deny(&reason),
+    }
+}

@@ -1,0 +1,5 @@
+//! The real Claude Code client against askgate: the fake Messages API scripts the model, the
+//! client runs headless, askgate and its sandbox run on loopback.
+
+mod client;
+mod hook;

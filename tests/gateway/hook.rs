@@ -1,0 +1,206 @@
+//! `POST /v1/hooks/claude-code` over real HTTP: Claude Code's `PreToolUse` input decided on the
+//! hook-mode set, answered as the client reads it, logged with the `tool_use_id`, and nothing
+//! sent upstream.
+
+use serde_json::{json, Value};
+
+use super::harness::{Gateway, AGENT, APPROVER};
+use super::hook_log::logged;
+
+fn input(tool: &str, tool_input: Value) -> Value {
+    json!({
+        "session_id": "cc-session-1", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
+        "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_01",
+        "a_field_from_a_later_client": true
+    })
+}
+
+fn design(operation: &str, arguments: Value) -> Value {
+    input(
+        "ClaudeDesign",
+        json!({"operation": operation, "arguments": arguments}),
+    )
+}
+
+async fn hook(gateway: &Gateway, body: Value) -> Value {
+    let reply = gateway
+        .post("/v1/hooks/claude-code", Some(AGENT), Some(body))
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.body
+}
+
+fn decision(output: &Value) -> &str {
+    output["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .unwrap_or("")
+}
+
+fn reason(output: &Value) -> &str {
+    output["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or("")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ordinary_call_gets_no_opinion_and_nothing_goes_upstream() {
+    let gateway = Gateway::start().await;
+    let write = design(
+        "write_files",
+        json!({"project_id": "p1", "files": [{"path": "index.html", "data": "<p>x</p>"}]}),
+    );
+    assert_eq!(hook(&gateway, write).await, json!({}));
+    let read = design("get_project", json!({"project_id": "p1"}));
+    assert_eq!(hook(&gateway, read).await, json!({}));
+    let other = input("Bash", json!({"command": "ls"}));
+    assert_eq!(hook(&gateway, other).await, json!({}));
+    assert_eq!(gateway.stats().await["requests"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reserved_target_asks_whatever_the_client_holds() {
+    let gateway = Gateway::start().await;
+    let write = design(
+        "write_files",
+        json!({"project_id": "p1", "plan_token": "tok", "files": [{"path": "CLAUDE.md", "data": "x"}]}),
+    );
+    let output = hook(&gateway, write).await;
+    assert_eq!(decision(&output), "ask", "{output}");
+    assert!(
+        reason(&output).contains("hook.blocked-targets-ask"),
+        "{output}"
+    );
+    assert_eq!(
+        output["hookSpecificOutput"]["hookEventName"], "PreToolUse",
+        "{output}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_managed_ask_rule_asks_and_is_logged_with_the_tool_use_id() {
+    let log = tempfile::tempdir().unwrap();
+    let log_dir = log.path().to_path_buf();
+    let gateway = Gateway::start_with(|raw| {
+        raw.policies = Some(vec!["policies/examples".into()]);
+        raw.log_dir = Some(log_dir);
+    })
+    .await;
+    let delete = input(
+        "Projects",
+        json!({"method": "project_delete", "path": "notes.md"}),
+    );
+    let output = hook(&gateway, delete).await;
+    assert_eq!(decision(&output), "ask", "{output}");
+    assert!(
+        reason(&output).contains("your administrator requires approval for project_delete"),
+        "{output}"
+    );
+    let info = input("Projects", json!({"method": "project_info"}));
+    assert_eq!(hook(&gateway, info).await, json!({}));
+    let records = logged(log.path());
+    let ids: Vec<&str> = records
+        .iter()
+        .filter_map(|record| record["tool_use_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["toolu_01", "toolu_01"], "{records:?}");
+    assert_eq!(records[0]["decision"], "ask");
+    assert_eq!(records[0]["operation"], "project_delete");
+    assert_eq!(records[0]["session"], "cc-session-1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_gate_denies_in_hook_mode() {
+    let gateway = Gateway::start_with(|raw| {
+        raw.environment = Some(askgate::facts::Environment {
+            essential_traffic_only: true,
+            ..Default::default()
+        });
+    })
+    .await;
+    let output = hook(&gateway, design("get_project", json!({"project_id": "p1"}))).await;
+    assert_eq!(decision(&output), "deny", "{output}");
+    assert!(
+        reason(&output).contains("gates.design-essential-traffic-only"),
+        "{output}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_hook_input_is_a_deny_that_names_the_problem() {
+    let gateway = Gateway::start().await;
+    let unknown_mode = {
+        let mut body = design("get_project", json!({"project_id": "p1"}));
+        body["permission_mode"] = json!("yolo");
+        body
+    };
+    let output = hook(&gateway, unknown_mode).await;
+    assert_eq!(decision(&output), "deny", "{output}");
+    assert!(reason(&output).contains("`yolo`"), "{output}");
+    let bad_call = input("ClaudeDesign", json!({"arguments": {"project_id": "p1"}}));
+    let output = hook(&gateway, bad_call).await;
+    assert_eq!(decision(&output), "deny", "{output}");
+    assert!(reason(&output).contains("operation"), "{output}");
+    let other_event = {
+        let mut body = design("get_project", json!({"project_id": "p1"}));
+        body["hook_event_name"] = json!("PermissionRequest");
+        body
+    };
+    let output = hook(&gateway, other_event).await;
+    assert_eq!(decision(&output), "deny", "{output}");
+    let not_json = gateway
+        .send(
+            reqwest::Method::POST,
+            format!("{}/v1/hooks/claude-code", gateway.url),
+            Some(AGENT),
+            Some(b"{not json".to_vec()),
+        )
+        .await;
+    assert_eq!(not_json.status, 200);
+    assert_eq!(decision(&not_json.body), "deny", "{}", not_json.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hook_needs_a_caller_token() {
+    let gateway = Gateway::start().await;
+    let body = Some(design("get_project", json!({"project_id": "p1"})));
+    let anonymous = gateway
+        .post("/v1/hooks/claude-code", None, body.clone())
+        .await;
+    assert_eq!(anonymous.status, 401, "{}", anonymous.body);
+    let unknown = gateway
+        .post(
+            "/v1/hooks/claude-code",
+            Some("not-a-known-token-at-all"),
+            body.clone(),
+        )
+        .await;
+    assert_eq!(unknown.status, 401, "{}", unknown.body);
+    let approver = gateway
+        .post("/v1/hooks/claude-code", Some(APPROVER), body)
+        .await;
+    assert_eq!(approver.status, 200, "{}", approver.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_rebuilds_the_hook_mode_set() {
+    let managed = tempfile::tempdir().unwrap();
+    let dir = managed.path().to_path_buf();
+    let gateway = Gateway::start_with(|raw| raw.policies = Some(vec![dir])).await;
+    let delete = || {
+        input(
+            "Projects",
+            json!({"method": "project_delete", "path": "notes.md"}),
+        )
+    };
+    assert_eq!(hook(&gateway, delete()).await, json!({}));
+    std::fs::copy(
+        "policies/examples/ask-project-delete.cedar",
+        managed.path().join("ask-project-delete.cedar"),
+    )
+    .unwrap();
+    let reloaded = gateway.post("/v1/admin/reload", Some(APPROVER), None).await;
+    assert_eq!(reloaded.status, 200, "{}", reloaded.body);
+    let output = hook(&gateway, delete()).await;
+    assert_eq!(decision(&output), "ask", "{output}");
+}

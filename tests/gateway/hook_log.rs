@@ -1,0 +1,23 @@
+//! Reading a test service's decision log back: the decision records, in order.
+
+use serde_json::Value;
+
+/// Every record of every log file in `dir`, in order.
+pub fn logged(dir: &std::path::Path) -> Vec<Value> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|file| {
+            std::fs::read_to_string(file)
+                .unwrap()
+                .lines()
+                .map(|line| serde_json::from_str::<Value>(line).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .filter(|record| record["kind"] == "decision")
+        .collect()
+}
