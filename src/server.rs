@@ -15,6 +15,7 @@ pub mod boot;
 pub mod caller;
 pub mod clock;
 pub mod config;
+pub mod console;
 pub mod error;
 pub mod execute;
 pub mod gateway;
@@ -47,6 +48,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(routes::metrics))
         .route("/_bench/floor", post(routes::floor))
+        .merge(console::router())
         .with_state(state)
 }
 

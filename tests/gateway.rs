@@ -6,6 +6,7 @@
 
 mod approvals;
 mod consent_grants;
+mod console;
 mod explain;
 mod harness;
 mod local_path;

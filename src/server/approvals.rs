@@ -108,6 +108,18 @@ impl ApprovalStore {
         views
     }
 
+    /// Every approval no longer pending (expiry applied), oldest first.
+    pub fn decided(&self, now: OffsetDateTime) -> Vec<ApprovalView> {
+        let mut views: Vec<ApprovalView> = self
+            .entries
+            .iter()
+            .map(|entry| expire_if_due(entry.value(), now))
+            .filter(|view| view.status != ApprovalStatus::Pending)
+            .collect();
+        views.sort_by_key(|view| view.created_at);
+        views
+    }
+
     pub fn pending_count(&self) -> usize {
         self.entries
             .iter()
