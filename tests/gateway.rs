@@ -7,6 +7,7 @@
 mod approvals;
 mod consent_grants;
 mod console;
+mod console_browser;
 mod explain;
 mod harness;
 mod local_path;

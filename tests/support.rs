@@ -70,3 +70,5 @@ pub fn snapshot_name(path: &Path) -> String {
         .to_string_lossy()
         .replace(['/', '\\'], "__")
 }
+
+pub mod browser;

@@ -6,7 +6,7 @@
 use maud::{html, Markup};
 use time::OffsetDateTime;
 
-use super::shown::{needs_care, shown};
+use super::shown::{needs_care, shown, shown_prose};
 use crate::authz::{Approval, ApprovalKind};
 use crate::server::approvals::{ApprovalStatus, ApprovalView};
 
@@ -47,8 +47,8 @@ pub fn card(view: &ApprovalView, now: OffsetDateTime) -> Markup {
                     span.left { (time_left(view.expires_at, now)) }
                 }
             }
-            p.scope { strong { "Scope: " } (shown(scope(&view.card))) }
-            p.message { (shown(message(&view.card))) }
+            p.scope { strong { "Scope: " } (shown_prose(scope(&view.card))) }
+            p.message { (shown_prose(message(&view.card))) }
             (details(&view.card))
             dl.who {
                 dt { "Agent" } dd { (shown(&view.requested_by)) }

@@ -8,9 +8,20 @@ use maud::{html, Markup};
 
 /// `text` as a person should see it.
 pub fn shown(text: &str) -> Markup {
+    render(pieces(text, true))
+}
+
+/// Prose that quotes untrusted text (a card's message, a reason): invisible characters become
+/// badges, but visible non-ASCII is left as written (typographic dashes and quotes); the
+/// untrusted parts are also shown on their own with [`shown`].
+pub fn shown_prose(text: &str) -> Markup {
+    render(pieces(text, false))
+}
+
+fn render(pieces: Vec<Piece>) -> Markup {
     html! {
         span.untrusted {
-            @for piece in pieces(text) {
+            @for piece in pieces {
                 @match piece {
                     Piece::Plain(plain) => (plain),
                     Piece::Invisible(code) => span.badge.invisible title="invisible or control character" { (code) },
@@ -37,11 +48,11 @@ enum Piece {
     NonAscii(char, String),
 }
 
-fn pieces(text: &str) -> Vec<Piece> {
+fn pieces(text: &str, mark_non_ascii: bool) -> Vec<Piece> {
     let mut pieces = Vec::new();
     let mut plain = String::new();
     for character in text.chars() {
-        if is_plain(character) {
+        if is_plain(character) || (!mark_non_ascii && !is_invisible(character)) {
             plain.push(character);
             continue;
         }
@@ -120,6 +131,14 @@ mod tests {
         for raw in ['\u{202e}', '\u{200b}', '\u{0}', '\u{e0041}'] {
             assert!(!out.contains(raw), "{raw:?} rendered raw in {out}");
         }
+    }
+
+    #[test]
+    fn prose_keeps_typography_but_not_invisible_characters() {
+        let out = shown_prose("a \u{2014} b\u{202e}").into_string();
+        assert!(out.contains('\u{2014}'), "{out}");
+        assert!(!out.contains("U+2014"), "{out}");
+        assert!(out.contains("\\u202e"), "{out}");
     }
 
     #[test]
