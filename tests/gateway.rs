@@ -5,6 +5,7 @@
 //! service's state (the `local_path` test seam only times a file swap).
 
 mod approvals;
+mod approvals_cli;
 mod consent_grants;
 mod console;
 mod console_browser;

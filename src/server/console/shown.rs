@@ -34,6 +34,19 @@ fn render(pieces: Vec<Piece>) -> Markup {
     }
 }
 
+/// `text` for a terminal: invisible characters as `\u202e`-style escapes and other non-ASCII
+/// characters followed by their code point in brackets (`С[U+0421]`).
+pub fn visible_text(text: &str) -> String {
+    pieces(text, true)
+        .into_iter()
+        .map(|piece| match piece {
+            Piece::Plain(plain) => plain,
+            Piece::Invisible(code) => code,
+            Piece::NonAscii(character, code) => format!("{character}[{code}]"),
+        })
+        .collect()
+}
+
 /// Whether `text` holds anything a person could misread (invisible or non-ASCII characters).
 pub fn needs_care(text: &str) -> bool {
     text.chars().any(|character| !is_plain(character))
@@ -113,6 +126,13 @@ fn is_invisible(character: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_text_escapes_what_a_terminal_would_render() {
+        assert_eq!(visible_text("a\u{202e}b\n"), "a\\u202eb\\u000a");
+        assert_eq!(visible_text("\u{421}x"), "\u{421}[U+0421]x");
+        assert_eq!(visible_text("plain/path.html"), "plain/path.html");
+    }
 
     #[test]
     fn markup_is_escaped_and_plain_text_kept() {
