@@ -125,7 +125,7 @@ async fn request(args: &ApprovalsArgs) -> u8 {
 fn approvals_of(body: &str) -> Vec<Value> {
     serde_json::from_str::<Value>(body)
         .ok()
-        .and_then(|value| value["approvals"].as_array().cloned())
+        .and_then(|value| value.get("approvals").and_then(Value::as_array).cloned())
         .unwrap_or_default()
 }
 
@@ -162,7 +162,11 @@ async fn watch(
                 let body = response.text().await.unwrap_or_default();
                 let now = time::OffsetDateTime::now_utc();
                 for approval in approvals_of(&body) {
-                    let id = approval["id"].as_str().unwrap_or("").to_string();
+                    let id = approval
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
                     if seen.insert(id) {
                         if json {
                             println!("{approval}");
