@@ -17,6 +17,7 @@ pub mod boot;
 pub mod caller;
 pub mod clock;
 pub mod config;
+pub mod console;
 pub mod error;
 pub mod execute;
 pub mod gateway;
@@ -51,6 +52,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/admin/reload", post(routes::reload))
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(routes::metrics))
+        .merge(console::router())
         .with_state(state)
 }
 

@@ -6,8 +6,8 @@
     clippy::panic
 )]
 
-mod analysis;
 mod agents;
+mod analysis;
 mod audit;
 mod cli;
 mod corpus;

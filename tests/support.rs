@@ -71,5 +71,6 @@ pub fn snapshot_name(path: &Path) -> String {
         .replace(['/', '\\'], "__")
 }
 
+pub mod browser;
 pub mod claude_code;
 pub mod fake_messages;

@@ -1,7 +1,14 @@
-//! cli::approvals: `askgate approvals list|approve|refuse` — the approver's command line
-//! against a running service.
+//! cli::approvals: `askgate approvals list|watch|approve|refuse` — the approver's command line
+//! against a running service. Cards print for people (`cards`); `--json` keeps the service's
+//! JSON for scripts.
+
+mod cards;
+
+use std::collections::HashSet;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use serde_json::Value;
 
 use super::{EXIT_FAILED, EXIT_OK};
 
@@ -18,6 +25,9 @@ pub struct ApprovalsArgs {
     /// The approver's bearer token.
     #[arg(long, global = true, env = "ASKGATE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Print the service's JSON instead of readable cards.
+    #[arg(long, global = true)]
+    pub json: bool,
     #[command(subcommand)]
     pub action: ApprovalAction,
 }
@@ -33,6 +43,15 @@ pub enum ApprovalAction {
         /// The `next_cursor` of the previous page.
         #[arg(long)]
         cursor: Option<String>,
+    },
+    /// Follow new pending approvals as they arrive (until interrupted, or `--for-seconds`).
+    Watch {
+        /// How often to look, in seconds.
+        #[arg(long, default_value_t = 2)]
+        every_seconds: u64,
+        /// Stop after this many seconds.
+        #[arg(long)]
+        for_seconds: Option<u64>,
     },
     /// Approve one: its follow-up and the call run once.
     Approve { id: String },
@@ -59,9 +78,28 @@ async fn request(args: &ApprovalsArgs) -> u8 {
         eprintln!("askgate: an approver token is required (--token or ASKGATE_TOKEN)");
         return super::EXIT_BAD_INPUT;
     };
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(130))
+        .build()
+        .unwrap_or_default();
     let base = args.server.trim_end_matches('/');
+    if let ApprovalAction::Watch {
+        every_seconds,
+        for_seconds,
+    } = &args.action
+    {
+        return watch(
+            &client,
+            base,
+            token,
+            args.json,
+            *every_seconds,
+            *for_seconds,
+        )
+        .await;
+    }
     let builder = match &args.action {
+        ApprovalAction::Watch { .. } => client.get(format!("{base}/v1/approvals")),
         ApprovalAction::List { limit, cursor } => {
             let mut query: Vec<(&str, String)> = Vec::new();
             if let Some(limit) = limit {
@@ -87,12 +125,94 @@ async fn request(args: &ApprovalsArgs) -> u8 {
     let pretty = serde_json::from_str::<serde_json::Value>(&body)
         .ok()
         .and_then(|value| serde_json::to_string_pretty(&value).ok())
-        .unwrap_or(body);
+        .unwrap_or_else(|| body.clone());
     if status.is_success() {
-        println!("{pretty}");
+        match (&args.action, args.json) {
+            (ApprovalAction::List { .. }, false) => print_cards(&body),
+            _ => println!("{pretty}"),
+        }
         EXIT_OK
     } else {
         eprintln!("askgate: HTTP {}: {pretty}", status.as_u16());
         EXIT_FAILED
+    }
+}
+
+fn approvals_of(body: &str) -> Vec<Value> {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|value| value.get("approvals").and_then(Value::as_array).cloned())
+        .unwrap_or_default()
+}
+
+fn print_cards(body: &str) {
+    let approvals = approvals_of(body);
+    if approvals.is_empty() {
+        println!("nothing is waiting for a decision");
+    }
+    let now = time::OffsetDateTime::now_utc();
+    for approval in &approvals {
+        println!("{}\n", cards::card_text(approval, now));
+    }
+    let next = serde_json::from_str::<Value>(body).ok().and_then(|value| {
+        value
+            .get("next_cursor")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    if let Some(cursor) = next {
+        println!("more: askgate approvals list --cursor {cursor}");
+    }
+}
+
+/// Prints each new pending approval once, as it appears.
+async fn watch(
+    client: &reqwest::Client,
+    base: &str,
+    token: &str,
+    json: bool,
+    every_seconds: u64,
+    for_seconds: Option<u64>,
+) -> u8 {
+    let started = std::time::Instant::now();
+    let mut seen: HashSet<String> = HashSet::new();
+    loop {
+        let reply = client
+            .get(format!("{base}/v1/approvals"))
+            .bearer_auth(token)
+            .send()
+            .await;
+        match reply {
+            Ok(response) if response.status().is_success() => {
+                let body = response.text().await.unwrap_or_default();
+                let now = time::OffsetDateTime::now_utc();
+                for approval in approvals_of(&body) {
+                    let id = approval
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    if seen.insert(id) {
+                        if json {
+                            println!("{approval}");
+                        } else {
+                            println!("{}\n", cards::card_text(&approval, now));
+                        }
+                    }
+                }
+            }
+            Ok(response) => {
+                eprintln!("askgate: HTTP {}", response.status().as_u16());
+                return EXIT_FAILED;
+            }
+            Err(error) => {
+                eprintln!("askgate: cannot reach {base}: {}", error.without_url());
+                return EXIT_FAILED;
+            }
+        }
+        if for_seconds.is_some_and(|limit| started.elapsed() >= Duration::from_secs(limit)) {
+            return EXIT_OK;
+        }
+        tokio::time::sleep(Duration::from_secs(every_seconds.max(1))).await;
     }
 }

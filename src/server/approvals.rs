@@ -178,6 +178,18 @@ impl ApprovalStore {
         }
     }
 
+    /// The finished approvals still kept (see the retention), newest first, at most `limit`.
+    pub fn decided(&self, now: OffsetDateTime, limit: usize) -> Vec<ApprovalView> {
+        let book = self.lock(now);
+        book.finished
+            .iter()
+            .rev()
+            .filter_map(|(id, _)| book.entries.get(id))
+            .take(limit)
+            .map(|entry| entry.view.clone())
+            .collect()
+    }
+
     /// Pending approvals that have not expired (expiry applied first).
     pub fn pending_count(&self, now: OffsetDateTime) -> usize {
         self.lock(now).pending.len()

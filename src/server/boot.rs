@@ -191,6 +191,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         clock,
         account: Account::new(design, projects),
         approvals: ApprovalStore::new(config.approvals),
+        console: Default::default(),
         metrics: Metrics::default(),
         approval_ttl: config.approval_ttl,
         shadow: arc_swap::ArcSwapOption::from(shadow.map(Arc::new)),

@@ -34,6 +34,11 @@ impl Callers {
         }
     }
 
+    /// The caller a token names (the console's sign-in form).
+    pub fn by_token(&self, token: &str) -> Option<Caller> {
+        self.by_token.get(token).cloned()
+    }
+
     /// The caller behind the request's `Authorization: Bearer` header.
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
         let header = headers

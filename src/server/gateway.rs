@@ -31,6 +31,8 @@ pub struct Inner {
     pub clock: Arc<dyn Clock>,
     pub account: Account,
     pub approvals: ApprovalStore,
+    /// Approvers signed in to `/console`.
+    pub console: super::console::session::ConsoleSessions,
     pub metrics: Metrics,
     pub approval_ttl: time::Duration,
     /// Evaluated beside the live set on every call; never changes an outcome.

@@ -16,6 +16,7 @@ use axum::Json;
 use time::OffsetDateTime;
 
 use super::approvals::ApprovedCall;
+use super::body::RequestBody;
 use super::caller::Role;
 use super::error::ApiError;
 use super::gateway::{AppState, Prepared};
@@ -38,10 +39,10 @@ const SESSION_ID_BYTES: usize = 256;
 pub async fn claude_code(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
     state.inner().callers.require(&headers, Role::Agent)?;
-    let output = match serde_json::from_slice::<HookInput>(&body) {
+    let output = match super::wire::parse_body::<HookInput>(&body) {
         Ok(input) => state.hook_answer(&input, attached_project(&headers)).await,
         Err(error) => HookOutput::deny(&format!("askgate could not read the hook input: {error}")),
     };

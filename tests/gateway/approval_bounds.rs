@@ -275,7 +275,15 @@ async fn c8_the_approvals_command_lists_a_page_and_its_cursor() {
         let url = gateway.url.clone();
         tokio::task::spawn_blocking(move || {
             let output = std::process::Command::new(env!("CARGO_BIN_EXE_askgate"))
-                .args(["approvals", "list", "--server", &url, "--token", APPROVER])
+                .args([
+                    "approvals",
+                    "list",
+                    "--json",
+                    "--server",
+                    &url,
+                    "--token",
+                    APPROVER,
+                ])
                 .args(extra)
                 .output()
                 .unwrap();

@@ -1,0 +1,307 @@
+//! server::console: `/console`, the approvers' web page. Server-rendered (maud), every asset
+//! embedded; sign-in with an approver token into a cookie session, a CSRF token on every form,
+//! and a strict Content-Security-Policy on every response. Approve and refuse go through the
+//! same `AppState::approve` / `refuse` as the API (re-decided, exactly-once follow-up).
+//!
+//! Map: `session` (cookie sessions and CSRF), `shown` (untrusted text made visible), `card`
+//! (one approval for a person), `pages` (the HTML).
+
+pub mod card;
+pub mod pages;
+pub mod session;
+pub mod shown;
+
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Form, Router};
+use maud::Markup;
+use serde::Deserialize;
+
+use super::caller::{Caller, Role};
+use super::error::ApiError;
+use super::AppState;
+use session::{same_token, set_cookie, ConsoleSession, COOKIE, SESSION_TTL, SIGN_IN_COOKIE};
+
+/// Scripts and styles only from the console's own assets; no inline code, no frames.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/console", get(home))
+        .route("/console/sign-in", get(sign_in_page).post(sign_in))
+        .route("/console/sign-out", post(sign_out))
+        .route("/console/history", get(history))
+        .route("/console/fragments/pending", get(pending_fragment))
+        .route("/console/approvals/{id}", get(approval_page))
+        .route("/console/approvals/{id}/approve", post(approve))
+        .route("/console/approvals/{id}/refuse", post(refuse))
+        .route("/console/assets/console.css", get(css))
+        .route("/console/assets/console.js", get(script))
+        .layer(axum::middleware::map_response(secure_headers))
+}
+
+async fn secure_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    let fixed = [
+        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CACHE_CONTROL, "no-store"),
+    ];
+    for (name, value) in fixed {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+#[derive(Debug, Deserialize)]
+struct SignInForm {
+    csrf: String,
+    token: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct CsrfForm {
+    csrf: String,
+}
+
+impl AppState {
+    fn console_session(&self, headers: &HeaderMap) -> Option<ConsoleSession> {
+        let now = self.inner().clock.now();
+        self.inner().console.current(headers, now)
+    }
+}
+
+fn page(status: StatusCode, markup: Markup) -> Response {
+    (status, markup).into_response()
+}
+
+fn to_sign_in() -> Response {
+    Redirect::to("/console/sign-in").into_response()
+}
+
+async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let Some(session) = state.console_session(&headers) else {
+        return to_sign_in();
+    };
+    let now = state.inner().clock.now();
+    let views = pending_newest_first(&state, now);
+    page(StatusCode::OK, pages::pending(&session, &views, now))
+}
+
+async fn pending_fragment(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let Some(session) = state.console_session(&headers) else {
+        return StatusCode::UNAUTHORIZED.into_response();
+    };
+    let now = state.inner().clock.now();
+    let views = pending_newest_first(&state, now);
+    page(StatusCode::OK, pages::pending_list(&session, &views, now))
+}
+
+/// The most approvals one page shows (pending, and history).
+const PENDING: usize = 200;
+const HISTORY: usize = 200;
+
+fn pending_newest_first(
+    state: &AppState,
+    now: time::OffsetDateTime,
+) -> Vec<super::approvals::ApprovalView> {
+    let mut views = state.inner().approvals.page(now, None, PENDING).approvals;
+    views.reverse();
+    views
+}
+
+async fn sign_in_page() -> Response {
+    let csrf = session::random_token();
+    let cookie = set_cookie(SIGN_IN_COOKIE, &csrf, time::Duration::minutes(30));
+    let mut response = page(StatusCode::OK, pages::sign_in(&csrf, None));
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+async fn sign_in(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SignInForm>,
+) -> Response {
+    let expected = session::cookie(&headers, SIGN_IN_COOKIE).unwrap_or_default();
+    if !same_token(&form.csrf, &expected) {
+        return refused_sign_in(StatusCode::FORBIDDEN, "the sign-in form expired: try again");
+    }
+    let caller = match state.inner().callers.by_token(form.token.trim()) {
+        Some(caller) => caller,
+        None => return refused_sign_in(StatusCode::UNAUTHORIZED, "unknown token"),
+    };
+    if caller.role != Role::Approver {
+        return refused_sign_in(
+            StatusCode::FORBIDDEN,
+            "an agent token cannot sign in: only approvers decide",
+        );
+    }
+    let now = state.inner().clock.now();
+    let (token, _) = state.inner().console.signed_in(&caller.principal, now);
+    let mut response = Redirect::to("/console").into_response();
+    for cookie in [
+        set_cookie(COOKIE, &token, SESSION_TTL),
+        set_cookie(SIGN_IN_COOKIE, "", time::Duration::ZERO),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+fn refused_sign_in(status: StatusCode, problem: &str) -> Response {
+    let csrf = session::random_token();
+    let cookie = set_cookie(SIGN_IN_COOKIE, &csrf, time::Duration::minutes(30));
+    let mut response = page(status, pages::sign_in(&csrf, Some(problem)));
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    if let Some(session) = state.console_session(&headers) {
+        if !same_token(&form.csrf, &session.csrf) {
+            return csrf_refused(Some(&session));
+        }
+        state.inner().console.signed_out(&headers);
+    }
+    let mut response = to_sign_in();
+    if let Ok(value) = HeaderValue::from_str(&set_cookie(COOKIE, "", time::Duration::ZERO)) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+fn csrf_refused(session: Option<&ConsoleSession>) -> Response {
+    page(
+        StatusCode::FORBIDDEN,
+        pages::message(
+            session,
+            "Refused",
+            "this form's CSRF token does not match your session: reload the page and try again",
+        ),
+    )
+}
+
+async fn approval_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let Some(session) = state.console_session(&headers) else {
+        return to_sign_in();
+    };
+    let now = state.inner().clock.now();
+    match state.inner().approvals.view(&id, now) {
+        Ok(view) => page(StatusCode::OK, pages::approval(&session, &view, now, None)),
+        Err(error) => error_page(&session, &error),
+    }
+}
+
+async fn history(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let Some(session) = state.console_session(&headers) else {
+        return to_sign_in();
+    };
+    let now = state.inner().clock.now();
+    let views = state.inner().approvals.decided(now, HISTORY);
+    page(StatusCode::OK, pages::history(&session, &views, now))
+}
+
+async fn approve(
+    state: State<AppState>,
+    headers: HeaderMap,
+    id: Path<String>,
+    form: Form<CsrfForm>,
+) -> Response {
+    decide(state, headers, id, form, true).await
+}
+
+async fn refuse(
+    state: State<AppState>,
+    headers: HeaderMap,
+    id: Path<String>,
+    form: Form<CsrfForm>,
+) -> Response {
+    decide(state, headers, id, form, false).await
+}
+
+async fn decide(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<CsrfForm>,
+    approving: bool,
+) -> Response {
+    let Some(session) = state.console_session(&headers) else {
+        return page(
+            StatusCode::UNAUTHORIZED,
+            pages::message(None, "Signed out", "sign in again to decide"),
+        );
+    };
+    if !same_token(&form.csrf, &session.csrf) {
+        return csrf_refused(Some(&session));
+    }
+    let caller = Caller {
+        role: Role::Approver,
+        principal: session.principal.clone(),
+    };
+    let decided = if approving {
+        state.approve(&caller, &id).await
+    } else {
+        state.refuse(&caller, &id).await
+    };
+    let now = state.inner().clock.now();
+    match decided {
+        Ok(view) => {
+            let notice = if approving {
+                "Approved."
+            } else {
+                "Refused: the call will not run."
+            };
+            page(
+                StatusCode::OK,
+                pages::approval(&session, &view, now, Some(notice)),
+            )
+        }
+        Err(error) => error_page(&session, &error),
+    }
+}
+
+fn error_page(session: &ConsoleSession, error: &ApiError) -> Response {
+    let status = error.status();
+    page(
+        status,
+        pages::message(Some(session), "Not done", &error.to_string()),
+    )
+}
+
+async fn css() -> Response {
+    asset(
+        "text/css; charset=utf-8",
+        include_str!("console/assets/console.css"),
+    )
+}
+
+async fn script() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("console/assets/console.js"),
+    )
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type)], body).into_response()
+}
