@@ -17,8 +17,9 @@ use super::metrics::Metrics;
 use super::observe;
 use super::wire::SessionBody;
 use crate::authz::{decide, Decision, Outcome, PolicySnapshot};
-use crate::call::{DesignCall, ProjectsCall};
-use crate::facts::{self, CallFacts, Environment};
+use crate::call::{effective_hints, CallError, Catalog, DesignCall, ProjectsCall};
+use crate::facts::session::{check_session_text, SessionTextError};
+use crate::facts::{self, CallFacts, DesignObservations, Environment};
 
 pub struct Inner {
     pub snapshot: ArcSwap<PolicySnapshot>,
@@ -70,49 +71,28 @@ impl AppState {
         &self.0
     }
 
+    /// Validates the call and gathers its facts. A first decision on the facts known locally
+    /// (no upstream observation: consent as cached, no grants, identity, new catalog or project
+    /// detail) runs first; when a `@gate` policy denies it, those facts are the call's and
+    /// nothing is sent upstream. Otherwise the observations the call needs are fetched and the
+    /// facts gathered again with them.
     pub async fn prepare(
         &self,
         tool: &str,
         session: &SessionBody,
         input: Value,
     ) -> Result<Prepared, ApiError> {
-        if session.id.trim().is_empty() {
-            return Err(ApiError::BadBody(
-                "`session.id` must not be empty".to_string(),
-            ));
+        check_session_text("session.id", &session.id, true).map_err(bad_session)?;
+        if let Some(agent_id) = &session.agent_id {
+            check_session_text("session.agent_id", agent_id, false).map_err(bad_session)?;
         }
-        let inner = self.inner();
-        let now = inner.clock.now();
         let facts_session = session.facts();
         let (call, facts) = match tool {
             "ClaudeDesign" => {
-                let catalog = observe::catalog_for(&inner.account, &input).await;
-                let call = DesignCall::parse(input, catalog.as_ref()).map_err(ApiError::BadCall)?;
-                let plans = inner.account.plans(&session.id);
-                let observed = observe::design(&inner.account, &call, &plans, catalog).await;
-                let stores = inner.account.stores(&plans);
-                let facts = facts::design::gather(
-                    &call,
-                    &facts_session,
-                    &inner.environment,
-                    stores,
-                    &observed,
-                    now,
-                );
-                (ApprovedCall::Design(call), facts)
+                self.prepare_design(&session.id, &facts_session, input)
+                    .await?
             }
-            "Projects" => {
-                let call = ProjectsCall::parse(&input).map_err(ApiError::BadCall)?;
-                let observed = observe::projects(&inner.account, &call, &inner.scopes).await;
-                let facts = facts::projects::gather(
-                    &call,
-                    &facts_session,
-                    &inner.environment,
-                    observed.as_ref(),
-                    now,
-                );
-                (ApprovedCall::Projects(call), facts)
-            }
+            "Projects" => self.prepare_projects(&facts_session, &input).await?,
             other => {
                 return Err(ApiError::BadBody(format!(
                     "unknown tool `{other}`: use `ClaudeDesign` or `Projects`"
@@ -126,6 +106,63 @@ impl AppState {
             call,
             facts,
         })
+    }
+
+    /// Whether the current policies deny these (local) facts by a gate.
+    fn gated(&self, facts: &CallFacts) -> bool {
+        let snapshot = self.inner().snapshot.load();
+        snapshot.denied_by_gate(&decide(facts, &snapshot))
+    }
+
+    async fn prepare_design(
+        &self,
+        session_id: &str,
+        session: &crate::facts::Session,
+        input: Value,
+    ) -> Result<(ApprovedCall, CallFacts), ApiError> {
+        let inner = self.inner();
+        let account = &inner.account;
+        let stores = account.state.stores(session_id);
+        let cached = account.catalog();
+        let local = local_design_call(&input, cached.as_ref()).map_err(ApiError::BadCall)?;
+        let unobserved = DesignObservations {
+            server_grants: crate::facts::ServerGrants {
+                available: false,
+                projects: Default::default(),
+            },
+            catalog: cached,
+            ..DesignObservations::default()
+        };
+        let environment = &inner.environment;
+        let now = inner.clock.now();
+        let local_facts =
+            facts::design::gather(&local, session, environment, stores, &unobserved, now);
+        if self.gated(&local_facts) {
+            return Ok((ApprovedCall::Design(local), local_facts));
+        }
+        let catalog = observe::catalog_for(account, &input).await;
+        let call = DesignCall::parse(input, catalog.as_ref()).map_err(ApiError::BadCall)?;
+        let observed = observe::design(account, &call, catalog).await;
+        let facts = facts::design::gather(&call, session, environment, stores, &observed, now);
+        Ok((ApprovedCall::Design(call), facts))
+    }
+
+    async fn prepare_projects(
+        &self,
+        session: &crate::facts::Session,
+        input: &Value,
+    ) -> Result<(ApprovedCall, CallFacts), ApiError> {
+        let inner = self.inner();
+        let call = ProjectsCall::parse(input).map_err(ApiError::BadCall)?;
+        let (environment, now) = (&inner.environment, inner.clock.now());
+        let local = observe::projects_local(&inner.account, &inner.scopes);
+        let local_facts = facts::projects::gather(&call, session, environment, local.as_ref(), now);
+        if self.gated(&local_facts) {
+            return Ok((ApprovedCall::Projects(call), local_facts));
+        }
+        let observed = observe::projects(&inner.account, &call, &inner.scopes).await;
+        let facts = facts::projects::gather(&call, session, environment, observed.as_ref(), now);
+        Ok((ApprovedCall::Projects(call), facts))
     }
 
     /// Decides on the snapshot current at this instant (loaded once per call).
@@ -234,10 +271,9 @@ impl AppState {
         let started = Instant::now();
         let result = match call {
             ApprovedCall::Design(call) => {
-                let plans = inner.account.plans(session_id);
                 DesignRun {
                     account: &inner.account,
-                    plans: &plans,
+                    session_id,
                     session,
                     call,
                     approved,
@@ -254,4 +290,32 @@ impl AppState {
         }
         result
     }
+}
+
+fn bad_session(error: SessionTextError) -> ApiError {
+    ApiError::BadBody(error.to_string())
+}
+
+/// The call as far as it can be validated without asking the upstream. An operation outside
+/// the static table and the cached catalog is taken as the unknown (destructive) operation it
+/// is until discovery: its name and arguments suffice for the gates.
+fn local_design_call(input: &Value, catalog: Option<&Catalog>) -> Result<DesignCall, CallError> {
+    let operation = input.get("operation").and_then(Value::as_str);
+    let known = operation.is_some_and(|name| {
+        crate::call::static_operation(name).is_some()
+            || catalog.is_some_and(|catalog| catalog.tool(name).is_some())
+    });
+    if known || operation.is_none() {
+        return DesignCall::parse(input.clone(), catalog);
+    }
+    let operation = operation.unwrap_or_default().to_string();
+    Ok(DesignCall {
+        hints: effective_hints(&operation, None),
+        arguments: input
+            .get("arguments")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+        operation,
+    })
 }
