@@ -10,6 +10,7 @@ use crate::authz::ApprovalKind;
 use crate::call::{DesignCall, ProjectsCall};
 use crate::executor::design::{DesignError, GrantRecord};
 use crate::executor::result::MappedResult;
+use crate::facts::observations::LocalFileStat;
 use crate::facts::Session;
 use crate::state::followups::{Approved, FollowUps};
 
@@ -200,11 +201,16 @@ fn summary(description: Option<&str>) -> String {
     }
 }
 
-pub async fn run_projects(account: &Account, call: &ProjectsCall) -> Value {
+/// Runs an allowed Projects call; a `local_path` write reads only the file the decision saw.
+pub async fn run_projects(
+    account: &Account,
+    call: &ProjectsCall,
+    decided: Option<LocalFileStat>,
+) -> Value {
     let Some(executor) = account.projects.as_ref() else {
         return error_json("projects", "No project attached to this session");
     };
-    match executor.execute(call).await {
+    match executor.execute_decided(call, decided).await {
         Ok(result) => {
             json!({"content": [{"type": "text", "text": result.to_string()}], "isError": false, "result": result})
         }

@@ -18,6 +18,7 @@ use super::observe;
 use super::wire::SessionBody;
 use crate::authz::{decide, Decision, Outcome, PolicySnapshot};
 use crate::call::{effective_hints, CallError, Catalog, DesignCall, ProjectsCall};
+use crate::facts::observations::LocalFileStat;
 use crate::facts::session::{check_session_text, SessionTextError};
 use crate::facts::{self, CallFacts, DesignObservations, Environment};
 
@@ -49,6 +50,8 @@ pub struct Prepared {
     pub session: crate::facts::Session,
     pub call: ApprovedCall,
     pub facts: CallFacts,
+    /// The `local_path` file the decision saw; the executor reads only that same file.
+    pub local_file: Option<LocalFileStat>,
 }
 
 /// What the gateway did with a call.
@@ -87,10 +90,12 @@ impl AppState {
             check_session_text("session.agent_id", agent_id, false).map_err(bad_session)?;
         }
         let facts_session = session.facts();
-        let (call, facts) = match tool {
+        let (call, facts, local_file) = match tool {
             "ClaudeDesign" => {
-                self.prepare_design(&session.id, &facts_session, input)
-                    .await?
+                let (call, facts) = self
+                    .prepare_design(&session.id, &facts_session, input)
+                    .await?;
+                (call, facts, None)
             }
             "Projects" => self.prepare_projects(&facts_session, &input).await?,
             other => {
@@ -105,6 +110,7 @@ impl AppState {
             session: facts_session,
             call,
             facts,
+            local_file,
         })
     }
 
@@ -151,18 +157,19 @@ impl AppState {
         &self,
         session: &crate::facts::Session,
         input: &Value,
-    ) -> Result<(ApprovedCall, CallFacts), ApiError> {
+    ) -> Result<(ApprovedCall, CallFacts, Option<LocalFileStat>), ApiError> {
         let inner = self.inner();
         let call = ProjectsCall::parse(input).map_err(ApiError::BadCall)?;
         let (environment, now) = (&inner.environment, inner.clock.now());
         let local = observe::projects_local(&inner.account, &inner.scopes);
         let local_facts = facts::projects::gather(&call, session, environment, local.as_ref(), now);
         if self.gated(&local_facts) {
-            return Ok((ApprovedCall::Projects(call), local_facts));
+            return Ok((ApprovedCall::Projects(call), local_facts, None));
         }
         let observed = observe::projects(&inner.account, &call, &inner.scopes).await;
         let facts = facts::projects::gather(&call, session, environment, observed.as_ref(), now);
-        Ok((ApprovedCall::Projects(call), facts))
+        let stat = observed.and_then(|observed| observed.local_file);
+        Ok((ApprovedCall::Projects(call), facts, stat))
     }
 
     /// Decides on the snapshot current at this instant (loaded once per call).
@@ -251,21 +258,36 @@ impl AppState {
         prepared: &Prepared,
         approved: &[crate::authz::ApprovalKind],
     ) -> Value {
-        self.run(
+        self.run_decided(
             &prepared.session_id,
             &prepared.session,
             &prepared.call,
             approved,
+            prepared.local_file,
         )
         .await
     }
 
+    /// Runs a held call; its `local_path` is read without a decision-time identity to hold it
+    /// to (the approval re-decides and should pass one to [`Self::run_decided`]).
     pub async fn run(
         &self,
         session_id: &str,
         session: &crate::facts::Session,
         call: &ApprovedCall,
         approved: &[crate::authz::ApprovalKind],
+    ) -> Value {
+        self.run_decided(session_id, session, call, approved, None)
+            .await
+    }
+
+    pub async fn run_decided(
+        &self,
+        session_id: &str,
+        session: &crate::facts::Session,
+        call: &ApprovedCall,
+        approved: &[crate::authz::ApprovalKind],
+        local_file: Option<LocalFileStat>,
     ) -> Value {
         let inner = self.inner();
         let started = Instant::now();
@@ -282,7 +304,7 @@ impl AppState {
                 .run()
                 .await
             }
-            ApprovedCall::Projects(call) => run_projects(&inner.account, call).await,
+            ApprovedCall::Projects(call) => run_projects(&inner.account, call, local_file).await,
         };
         inner.metrics.upstream_latency.observe(started.elapsed());
         if let Some(kind) = result.get("error").and_then(Value::as_str) {

@@ -163,3 +163,34 @@ async fn gates_deny_before_anything_goes_upstream() {
     };
     gated(off, "gates.design-feature-off", "").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_path_replaced_after_the_decision_is_refused() {
+    use askgate::executor::projects::test_seam::{arm_for_tests, LocalPathStage};
+    let gateway = Gateway::start().await;
+    let target = gateway.spill.path().join("decided.md");
+    std::fs::write(&target, "small").unwrap();
+    let (path, other) = (target.clone(), gateway.spill.path().join("other.md"));
+    arm_for_tests(LocalPathStage::Checked, target, move || {
+        // Another regular file, inside the working directory, takes the decided one's name.
+        std::fs::write(&other, "x".repeat(4_000_000)).expect("other file");
+        std::fs::rename(&other, &path).expect("replace");
+    });
+    let before = requests(&gateway).await;
+    let input =
+        json!({"method": "project_write", "path": "decided.md", "local_path": "decided.md"});
+    let reply = gateway.projects(&main_session("s-replaced"), input).await;
+    assert_eq!(reply.decision(), "allow", "{}", reply.body);
+    let text = reply.body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(
+        text,
+        "local_path `decided.md` changed after the call was decided"
+    );
+    assert_eq!(
+        requests(&gateway).await - before,
+        1,
+        "only the decision's detail lookup"
+    );
+}
