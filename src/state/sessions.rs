@@ -27,6 +27,9 @@ const SWEEP_EVERY: u64 = 1_024;
 pub struct SessionPlans {
     sessions: DashMap<String, PlanStore>,
     registrations: AtomicU64,
+    /// The registration count at the last full sweep: a full map sweeps at most once per
+    /// `SWEEP_EVERY` registrations, so a flood of new sessions cannot make each one O(n).
+    last_sweep: AtomicU64,
 }
 
 impl SessionPlans {
@@ -115,13 +118,17 @@ impl SessionPlans {
         plans
     }
 
-    /// Every `SWEEP_EVERY` registrations, and whenever a new session would pass the bound, idle
-    /// sessions are evicted; a new session past the bound after that is refused.
+    /// Every `SWEEP_EVERY` registrations idle sessions are evicted, and sooner when a new
+    /// session finds the map full (at most once per `SWEEP_EVERY` registrations); a new session
+    /// past the bound after that is refused.
     fn swept_if_due(&self, session_id: &str, now: OffsetDateTime) -> Result<(), PlanRefusal> {
         let count = self.registrations.fetch_add(1, Ordering::Relaxed);
         let new_session = !self.sessions.contains_key(session_id);
         let full = new_session && self.sessions.len() >= MAX_SESSIONS;
-        if full || count % SWEEP_EVERY == SWEEP_EVERY - 1 {
+        let since = count.saturating_sub(self.last_sweep.load(Ordering::Relaxed));
+        let first = self.last_sweep.load(Ordering::Relaxed) == 0;
+        if (full && (first || since >= SWEEP_EVERY)) || count % SWEEP_EVERY == SWEEP_EVERY - 1 {
+            self.last_sweep.store(count.max(1), Ordering::Relaxed);
             self.expired_removed(now);
         }
         if new_session && self.sessions.len() >= MAX_SESSIONS {
