@@ -6,48 +6,104 @@
 //! |------------|----------------------------------------------------------|------------|
 //! | `consent`  | the `agent_design_projects` bit and its generation       | §4         |
 //! | `plans`    | finalize_plan approvals: registration, expiry, clearing  | §3         |
+//! | `sessions` | plans per session, the session bound, idle eviction      | §3         |
 //! | `grants`   | verified, ineligible and recard-flagged projects         | §5.1, §5.6 |
+//! | `followups`| the state events an outcome or an approval implies       | §3–§5, §8  |
 //!
 //! Every store is `Send + Sync` and used through `&self`; methods are named for what happened.
 
 pub mod consent;
+pub mod followups;
 pub mod grants;
 pub mod plans;
+pub mod sessions;
 
 pub use consent::{ConsentCache, ConsentState, FetchTicket};
 pub use grants::GrantStore;
 pub use plans::{ApprovedPlan, PlanApproval, PlanRefusal, PlanStore};
+pub use sessions::SessionPlans;
 
 /// The Design operations whose success invalidates a project's plans and grant (§3 `xBt`).
 /// `remove_member` is deliberately absent: the reference client does not invalidate on it.
 pub const MEMBERSHIP_OR_SHARING_OPERATIONS: [&str; 3] =
     ["update_sharing", "add_member", "update_member_role"];
 
-/// All Design state of one process. Events that touch more than one store live here so that
-/// callers cannot forget one of the stores.
+/// All Design state of one upstream account: consent and grants per account, plans per
+/// session. Events that touch more than one store live here so that callers cannot forget one
+/// of the stores; the service and the scenario runner both change state only through them.
 #[derive(Debug, Default)]
 pub struct DesignState {
     pub consent: ConsentCache,
-    pub plans: PlanStore,
+    pub sessions: SessionPlans,
     pub grants: GrantStore,
 }
 
-/// Borrowed access to the three stores a decision reads, wherever they live (the service
-/// keeps consent and grants per account and plans per session).
+/// Borrowed access to what one decision of one session reads.
 #[derive(Debug, Clone, Copy)]
 pub struct DesignStores<'a> {
     pub consent: &'a ConsentCache,
-    pub plans: &'a PlanStore,
+    pub sessions: &'a SessionPlans,
+    pub session_id: &'a str,
     pub grants: &'a GrantStore,
 }
 
+impl DesignStores<'_> {
+    /// The plan registered under `token` in this session.
+    pub fn plan(&self, token: &str) -> Option<ApprovedPlan> {
+        self.sessions.plan(self.session_id, token)
+    }
+}
+
 impl DesignState {
-    pub fn stores(&self) -> DesignStores<'_> {
+    /// The stores as a decision of `session_id` sees them.
+    pub fn stores<'a>(&'a self, session_id: &'a str) -> DesignStores<'a> {
         DesignStores {
             consent: &self.consent,
-            plans: &self.plans,
+            sessions: &self.sessions,
+            session_id,
             grants: &self.grants,
         }
+    }
+
+    /// The user granted consent: `POST /v1/design/consent` succeeded (§4).
+    pub fn consent_granted(&self) {
+        self.consent.consent_recorded();
+    }
+
+    /// finalize_plan is about to run in `session_id` (§3 `IBt`).
+    pub fn plan_finalize_started(&self, session_id: &str, project_id: &str) {
+        self.sessions.finalize_started(session_id, project_id);
+    }
+
+    /// finalize_plan succeeded after an approval in `session_id` (§3 `g0f`).
+    pub fn plan_registered(
+        &self,
+        session_id: &str,
+        approval: PlanApproval<'_>,
+        now: time::OffsetDateTime,
+    ) -> Result<ApprovedPlan, PlanRefusal> {
+        self.sessions.finalize_approved(session_id, approval, now)
+    }
+
+    /// Plans that expired by `now` go, and every session left without a live plan.
+    pub fn plans_expired(&self, now: time::OffsetDateTime) -> usize {
+        self.sessions.expired_removed(now)
+    }
+
+    /// `POST /v1/design/grants` succeeded after the user approved the card (§5.1).
+    pub fn grant_verified(&self, project_id: &str) {
+        self.grants.grant_recorded(project_id);
+    }
+
+    /// `POST /v1/design/grants` returned 404 (§5.1 `m0f`).
+    pub fn grant_not_eligible(&self, project_id: &str) {
+        self.grants.grant_refused_not_found(project_id);
+    }
+
+    /// A tokenless write went through: the server holds the grant (§8 6e). False when the
+    /// project needs its card again, which a server answer cannot replace.
+    pub fn server_grant_observed(&self, project_id: &str) -> bool {
+        self.grants.server_grant_observed(project_id)
     }
 
     /// `update_sharing`, `add_member` or `update_member_role` succeeded on `project_id` (§3 `xBt`,
@@ -59,7 +115,7 @@ impl DesignState {
     /// use askgate::state::{DesignState, MEMBERSHIP_OR_SHARING_OPERATIONS};
     ///
     /// let state = DesignState::default();
-    /// state.grants.grant_recorded("p1");
+    /// state.grant_verified("p1");
     /// for operation in ["remove_member", "add_member"] {
     ///     if MEMBERSHIP_OR_SHARING_OPERATIONS.contains(&operation) {
     ///         state.membership_or_sharing_changed("p1");
@@ -70,7 +126,7 @@ impl DesignState {
     /// }
     /// ```
     pub fn membership_or_sharing_changed(&self, project_id: &str) {
-        self.plans.project_invalidated(project_id);
+        self.sessions.project_invalidated(project_id);
         // Flagging drops the verified mark in the same step (see `GrantStore::recard_flagged`).
         self.grants.recard_flagged(project_id);
     }
@@ -81,7 +137,7 @@ impl DesignState {
     pub fn consent_seeded_refused(&self) {
         // Consent first: from here on every gated call asks, whatever the other stores say.
         self.consent.consent_refused();
-        self.plans.all_cleared();
+        self.sessions.all_cleared();
         self.grants.recard_all();
     }
 

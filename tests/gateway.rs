@@ -21,5 +21,6 @@ mod local_path;
 mod plans;
 mod projects;
 mod session_route;
+mod state;
 mod transport;
 mod upstream;

@@ -116,3 +116,32 @@ fn deleting_the_grant_allow_rule_turns_exactly_grant_allows_into_denies() {
         }
     }
 }
+
+/// A `@gate` stops a call before any observation, so its condition may read only what is known
+/// without one: the environment, the session, the attachment and the configured credential.
+#[test]
+fn gates_read_only_facts_known_before_any_observation() {
+    let local = [
+        "context.environment.",
+        "context.session.",
+        "context.projects.attached",
+        "context.projects.credential",
+    ];
+    let mut gates = 0;
+    for source in askgate::authz::baseline::policy_sources() {
+        for policy in source.text.split("\n@gate\n").skip(1) {
+            gates += 1;
+            let body = policy.split(';').next().unwrap_or_default();
+            for (index, _) in body.match_indices("context.") {
+                let rest = &body[index..];
+                assert!(
+                    local.iter().any(|prefix| rest.starts_with(prefix)),
+                    "{}: a @gate reads `{}`",
+                    source.name,
+                    rest.split_whitespace().next().unwrap_or_default()
+                );
+            }
+        }
+    }
+    assert_eq!(gates, 9, "the nine availability gates are gates");
+}

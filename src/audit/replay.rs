@@ -255,6 +255,8 @@ mod tests {
         let scenario: Scenario = serde_json::from_value(serde_json::json!({
             "now": "2026-11-30T10:00:00Z",
             "environment": {"attached_project": "p1", "session_token": true},
+            "state": {"projects": {"scopes": [], "knowledge_size": 0, "max_knowledge_size": 1000,
+                                   "docs": [{"path": "a.md"}], "files": []}},
             "call": {"tool": "Projects", "input": {"method": "project_delete", "path": "a.md"}}
         }))
         .unwrap();

@@ -19,6 +19,11 @@ pub struct SessionContext {
     pub interactive: bool,
     pub permission_hook: bool,
     pub bypass_available: bool,
+    /// Derived once from the facts above (`facts::session`).
+    #[serde(default)]
+    pub bypass: bool,
+    #[serde(default)]
+    pub may_record: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -99,6 +104,9 @@ pub struct ProjectsContext {
     pub resolved_path: String,
     pub target_kind: String,
     pub source: String,
+    /// The attached Project's detail was read for this decision (C11).
+    #[serde(default)]
+    pub detail_known: bool,
     pub size_known: bool,
     pub content_bytes: i64,
     pub estimated_tokens: i64,
@@ -200,7 +208,8 @@ macro_rules! impl_record {
     };
 }
 
-impl_record!(SessionContext; agent, agent_id, mode, interactive, permission_hook, bypass_available);
+impl_record!(SessionContext; agent, agent_id, mode, interactive, permission_hook, bypass_available,
+    bypass, may_record);
 impl_record!(EnvironmentContext; provider, essential_traffic_only, design_sync, projects_tool,
     compliance_taints, feature_flags);
 impl_record!(TargetsContext; verdict, set, paths, count, fits_batch_display);
@@ -211,7 +220,7 @@ impl_record!(DesignContext; operation, provenance, read_only, destructive, proje
     has_project_id, tokenless, arguments, consent, targets, plan, grant, identity_verified,
     sharing_scope);
 impl_record!(ProjectsContext; method, attached, credential, path, resolved_path, target_kind,
-    source, size_known, content_bytes, estimated_tokens, knowledge_known, knowledge_size,
+    source, detail_known, size_known, content_bytes, estimated_tokens, knowledge_known, knowledge_size,
     max_knowledge_size, query, n);
 
 impl CallContext {

@@ -129,6 +129,17 @@ fn read_meta(
             }
         },
     };
+    let gate = policy.annotation("gate").is_some();
+    if gate && (policy.effect() != Effect::Forbid || ask.is_some()) {
+        return Err(LoadProblem::at_policy(
+            file,
+            line,
+            &id,
+            format!(
+                "@gate is only meaningful on a hard forbid (policy `{id}` is a permit or asks)"
+            ),
+        ));
+    }
     Ok(PolicyMeta {
         id,
         file: file.to_string(),
@@ -136,6 +147,7 @@ fn read_meta(
         effect: policy.effect(),
         reason,
         ask,
+        gate,
     })
 }
 

@@ -39,6 +39,10 @@ pub struct PolicyMeta {
     pub reason: String,
     /// The approval kind named by `@ask`, for forbids that a human approval lifts.
     pub ask: Option<ApprovalKind>,
+    /// `@gate`: a hard forbid whose condition reads only facts known before any upstream
+    /// observation (environment, session, the call itself). When one determines a deny, nothing
+    /// is fetched upstream for the call.
+    pub gate: bool,
 }
 
 /// A validated policy set ready for evaluation.
@@ -101,6 +105,17 @@ impl PolicySnapshot {
 
     pub fn meta(&self, id: &PolicyId) -> Option<&PolicyMeta> {
         self.meta.get(id)
+    }
+
+    /// Whether a deny is final before any observation: one of its determining policies is a
+    /// `@gate`, which holds whatever the upstream would say (a forbid always wins).
+    pub fn denied_by_gate(&self, decision: &super::Decision) -> bool {
+        decision.decision == super::Outcome::Deny
+            && decision.policies.iter().any(|id| {
+                self.meta
+                    .get(&PolicyId::new(id))
+                    .is_some_and(|meta| meta.gate)
+            })
     }
 
     /// `sha256:` and the first 16 hex digits of the hash over the schema and every source.

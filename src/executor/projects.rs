@@ -41,6 +41,9 @@ use crate::call::{ProjectsCall, ProjectsMethod};
 use api::{Action, Upstream};
 use detail::ProjectDetail;
 pub use error::{ProjectsError, REDACTED_TOKEN};
+pub use local_file::stat_local_file;
+
+use crate::facts::observations::LocalFileStat;
 
 /// The reference's timeout for every Projects request.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -104,10 +107,25 @@ impl ProjectsExecutor {
         }
     }
 
+    /// The directory a `local_path` must stay inside.
+    pub fn working_dir(&self) -> &std::path::Path {
+        &self.config.working_dir
+    }
+
     /// Runs `call` and returns the tool result of client-facts §10.1 (`LoS`).
     pub async fn execute(&self, call: &ProjectsCall) -> Result<Value, ProjectsError> {
+        self.execute_decided(call, None).await
+    }
+
+    /// Like [`Self::execute`]; a `local_path` write reads only the file the decision saw
+    /// (`decided`: same device, inode and size), else it is refused.
+    pub async fn execute_decided(
+        &self,
+        call: &ProjectsCall,
+        decided: Option<LocalFileStat>,
+    ) -> Result<Value, ProjectsError> {
         let upstream = Upstream::new(&self.client, &self.config, self.tokens.as_ref());
-        match self.dispatch(&upstream, call).await {
+        match self.dispatch(&upstream, call, decided).await {
             Ok(result) => Ok(self.with_upgrade_notice(result)),
             Err(error) => Err(error.redacted(&upstream.secrets())),
         }
@@ -117,6 +135,7 @@ impl ProjectsExecutor {
         &self,
         upstream: &Upstream<'_>,
         call: &ProjectsCall,
+        decided: Option<LocalFileStat>,
     ) -> Result<Value, ProjectsError> {
         if self.config.project_uuid.is_empty() {
             return Err(ProjectsError::NoProject);
@@ -137,7 +156,7 @@ impl ProjectsExecutor {
                     method: "project_write",
                     field: "content",
                 })?;
-                write::project_write(upstream, path, source, call.present_to_user).await
+                write::project_write(upstream, path, source, call.present_to_user, decided).await
             }
             ProjectsMethod::ProjectDelete => write::project_delete(upstream, path).await,
         }

@@ -115,7 +115,7 @@ fn arguments(call: &DesignCall) -> DesignArgumentsContext {
 }
 
 fn plan(call: &DesignCall, state: DesignStores<'_>) -> PlanContext {
-    let found = call.plan_token().and_then(|token| state.plans.get(token));
+    let found = call.plan_token().and_then(|token| state.plan(token));
     match found {
         Some(plan) => PlanContext {
             found: true,

@@ -64,11 +64,27 @@ pub struct ProjectDoc {
     pub path: String,
 }
 
+/// What was seen of a `project_write` `local_path` when the call was decided: the executor
+/// reads only a descriptor of this same file (device, inode, size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalFileStat {
+    pub device: u64,
+    pub inode: u64,
+    pub bytes: u64,
+}
+
 /// The attached Project's data (`detail`) and the credential's scopes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct ProjectsObservations {
     pub scopes: Vec<String>,
+    /// The `detail` lookup was needed but failed (or has not run yet): the project's docs,
+    /// uploads and knowledge stats are unknown (C11).
+    pub detail_unavailable: bool,
+    /// The `local_path` file as stat'ed for this decision; `None` when there is none or it
+    /// could not be stat'ed.
+    pub local_file: Option<LocalFileStat>,
     pub knowledge_size: Option<i64>,
     pub max_knowledge_size: Option<i64>,
     pub docs: Vec<ProjectDoc>,

@@ -22,9 +22,11 @@ pub fn gather(
     now: OffsetDateTime,
 ) -> CallFacts {
     let path = call.path.clone().unwrap_or_default();
-    let (source, size_known, content_bytes) = source(call);
+    let (source, size_known, content_bytes) = source(call, observed);
+    // Project data counts only when the detail was read; scopes are known either way.
+    let detail = observed.filter(|data| !data.detail_unavailable);
     let estimated_tokens = content_bytes.div_ceil(4);
-    let (resolved_path, target_kind) = target(call.method, &path, observed);
+    let (resolved_path, target_kind) = target(call.method, &path, detail);
     let projects = ProjectsContext {
         method: call.method.as_str().to_string(),
         attached: environment.attached_project().is_some(),
@@ -36,12 +38,11 @@ pub fn gather(
         size_known,
         content_bytes: i64::try_from(content_bytes).unwrap_or(i64::MAX),
         estimated_tokens: i64::try_from(estimated_tokens).unwrap_or(i64::MAX),
-        knowledge_known: observed
+        detail_known: detail.is_some(),
+        knowledge_known: detail
             .is_some_and(|data| data.knowledge_size.is_some() && data.max_knowledge_size.is_some()),
-        knowledge_size: observed.and_then(|data| data.knowledge_size).unwrap_or(0),
-        max_knowledge_size: observed
-            .and_then(|data| data.max_knowledge_size)
-            .unwrap_or(0),
+        knowledge_size: detail.and_then(|data| data.knowledge_size).unwrap_or(0),
+        max_knowledge_size: detail.and_then(|data| data.max_knowledge_size).unwrap_or(0),
         query: call.query.clone().unwrap_or_default(),
         n: i64::from(call.n),
     };
@@ -71,16 +72,23 @@ pub fn gather(
     }
 }
 
-/// Where the content comes from and its size when known before the request. A `local_path`
-/// is read by the executor after the decision, so its size is not known here.
-fn source(call: &ProjectsCall) -> (&'static str, bool, u64) {
+/// Where the content comes from and its size when known before the request. A `local_path`'s
+/// size is the one stat'ed for this decision (the executor reads only that same file).
+fn source(
+    call: &ProjectsCall,
+    observed: Option<&ProjectsObservations>,
+) -> (&'static str, bool, u64) {
+    let stat = observed.and_then(|data| data.local_file);
     match &call.source {
         Some(WriteSource::Content(content)) => (
             "content",
             true,
             u64::try_from(content.len()).unwrap_or(u64::MAX),
         ),
-        Some(WriteSource::LocalPath(_)) => ("local_path", false, 0),
+        Some(WriteSource::LocalPath(_)) => match stat {
+            Some(stat) => ("local_path", true, stat.bytes),
+            None => ("local_path", false, 0),
+        },
         None => ("none", false, 0),
     }
 }

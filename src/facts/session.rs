@@ -1,5 +1,7 @@
 //! facts::session: the caller-supplied session facts (who is calling, in which permission
-//! mode, whether a prompt can reach a human) and their Cedar form.
+//! mode, whether a prompt can reach a human), the facts derived from them once for the policies
+//! and the follow-ups alike (`bypass`, `may_record`), their Cedar form, and the limits on the
+//! session's identifiers (F3).
 
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +80,18 @@ impl Session {
         }
     }
 
+    /// bypassPermissions, or plan mode with bypass available: safety asks become allows
+    /// (client-facts §11). The one place this condition is written.
+    pub fn bypass(&self) -> bool {
+        self.mode == Mode::BypassPermissions || (self.mode == Mode::Plan && self.bypass_available)
+    }
+
+    /// Approvals in this session may record consent, grants and plans (SPEC §5): the main agent
+    /// without a permission-request hook, with a prompt that reaches a human, not in bypass.
+    pub fn may_record(&self) -> bool {
+        self.agent == AgentKind::Main && !self.permission_hook && self.interactive && !self.bypass()
+    }
+
     pub fn to_context(&self) -> SessionContext {
         SessionContext {
             agent: match self.agent {
@@ -89,6 +103,117 @@ impl Session {
             interactive: self.interactive,
             permission_hook: self.permission_hook,
             bypass_available: self.bypass_available,
+            bypass: self.bypass(),
+            may_record: self.may_record(),
         }
+    }
+}
+
+/// The longest `session.id` or `agent_id`, in UTF-8 bytes.
+pub const SESSION_TEXT_MAX_BYTES: usize = 256;
+
+/// Why a session identifier is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionTextError {
+    #[error("`{field}` must not be empty")]
+    Empty { field: &'static str },
+    #[error("`{field}` is {bytes} bytes long: at most {SESSION_TEXT_MAX_BYTES} bytes")]
+    TooLong { field: &'static str, bytes: usize },
+    #[error(
+        "`{field}` holds the unprintable character U+{code:04X}: use printable characters only"
+    )]
+    Unprintable { field: &'static str, code: u32 },
+}
+
+impl SessionTextError {
+    pub fn field(&self) -> &'static str {
+        match self {
+            Self::Empty { field }
+            | Self::TooLong { field, .. }
+            | Self::Unprintable { field, .. } => field,
+        }
+    }
+}
+
+/// Checks a session identifier: at most 256 UTF-8 bytes of printable characters (no control,
+/// format or bidi characters, no line or paragraph separators). `required` refuses "".
+pub fn check_session_text(
+    field: &'static str,
+    value: &str,
+    required: bool,
+) -> Result<(), SessionTextError> {
+    if required && value.trim().is_empty() {
+        return Err(SessionTextError::Empty { field });
+    }
+    if value.len() > SESSION_TEXT_MAX_BYTES {
+        return Err(SessionTextError::TooLong {
+            field,
+            bytes: value.len(),
+        });
+    }
+    match value.chars().find(|character| !printable(*character)) {
+        Some(character) => Err(SessionTextError::Unprintable {
+            field,
+            code: u32::from(character),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Not a control character (Cc), nor a format, bidi, invisible or separator code point that
+/// would make two ids look alike in logs and cards.
+fn printable(character: char) -> bool {
+    !character.is_control()
+        && !matches!(
+            u32::from(character),
+            0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F
+                | 0x200B..=0x200F | 0x2028..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F
+                | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFFB | 0xE0000..=0xE0FFF
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn session_text_is_bounded_and_printable() {
+        assert!(check_session_text("session.id", "s1", true).is_ok());
+        assert!(check_session_text("session.id", &"é".repeat(128), true).is_ok());
+        let long = check_session_text("session.id", &"é".repeat(129), true).unwrap_err();
+        assert_eq!(
+            long.to_string(),
+            "`session.id` is 258 bytes long: at most 256 bytes"
+        );
+        let nul = check_session_text("session.agent_id", "s\u{0}1", false).unwrap_err();
+        assert_eq!(nul.field(), "session.agent_id");
+        assert!(check_session_text("session.id", "s\u{202e}1", true).is_err());
+        assert!(check_session_text("session.id", "a\u{2060}b", true).is_err());
+        assert!(check_session_text("session.agent_id", "", false).is_ok());
+        assert_eq!(
+            check_session_text("session.id", "  ", true).unwrap_err(),
+            SessionTextError::Empty {
+                field: "session.id"
+            }
+        );
+    }
+
+    #[test]
+    fn bypass_and_may_record_are_derived_once() {
+        let plan = Session {
+            mode: Mode::Plan,
+            bypass_available: true,
+            ..Session::default()
+        };
+        assert!(plan.bypass() && !plan.may_record());
+        let context = plan.to_context();
+        assert!(context.bypass && !context.may_record);
+        assert!(Session::default().may_record());
+        let hook = Session {
+            permission_hook: true,
+            ..Session::default()
+        };
+        assert!(!hook.may_record() && !hook.bypass());
     }
 }

@@ -12,6 +12,9 @@ use crate::facts::{self, CallFacts, DesignObservations};
 use crate::paths::PathSet;
 use crate::state::{ApprovedPlan, DesignState};
 
+/// The session a scenario's call and plans belong to (a scenario describes one session).
+pub const SCENARIO_SESSION: &str = "scenario";
+
 /// What a scenario came to: a decision, or the call's input error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -65,7 +68,7 @@ pub fn gather(scenario: &Scenario) -> Result<Result<CallFacts, CallError>, Scena
                 &call,
                 &scenario.session,
                 &scenario.environment,
-                state.stores(),
+                state.stores(SCENARIO_SESSION),
                 &observed,
                 now,
             )))
@@ -99,7 +102,8 @@ fn parse_time(field: &str, value: &str) -> Result<OffsetDateTime, ScenarioError>
 fn design_state(described: &ScenarioState) -> Result<DesignState, ScenarioError> {
     let state = DesignState::default();
     match described.consent {
-        Some(true) => state.consent.consent_recorded(),
+        Some(true) => state.consent_granted(),
+        // Only the cached bit: the scenario describes plans and recard flags itself.
         Some(false) => state.consent.consent_refused(),
         None => {}
     }
@@ -108,19 +112,22 @@ fn design_state(described: &ScenarioState) -> Result<DesignState, ScenarioError>
             &format!("state.plans[{index}].expires_at"),
             &plan.expires_at,
         )?;
-        state.plans.restore(ApprovedPlan {
-            token: plan.token.clone(),
-            project_id: plan.project_id.clone(),
-            writes: PathSet::new(plan.writes.iter().cloned().collect()),
-            deletes: PathSet::new(plan.deletes.iter().cloned().collect()),
-            expires_at,
-        });
+        state.sessions.restore(
+            SCENARIO_SESSION,
+            ApprovedPlan {
+                token: plan.token.clone(),
+                project_id: plan.project_id.clone(),
+                writes: PathSet::new(plan.writes.iter().cloned().collect()),
+                deletes: PathSet::new(plan.deletes.iter().cloned().collect()),
+                expires_at,
+            },
+        );
     }
     for project in &described.verified_grants {
-        state.grants.grant_recorded(project);
+        state.grant_verified(project);
     }
     for project in &described.grant_ineligible {
-        state.grants.grant_refused_not_found(project);
+        state.grant_not_eligible(project);
     }
     if described.recard_all {
         state.grants.recard_all();

@@ -17,8 +17,10 @@ use super::metrics::Metrics;
 use super::observe;
 use super::wire::SessionBody;
 use crate::authz::{decide, Decision, Outcome, PolicySnapshot};
-use crate::call::{DesignCall, ProjectsCall};
-use crate::facts::{self, CallFacts, Environment};
+use crate::call::{effective_hints, CallError, Catalog, DesignCall, ProjectsCall};
+use crate::facts::observations::LocalFileStat;
+use crate::facts::session::{check_session_text, SessionTextError};
+use crate::facts::{self, CallFacts, DesignObservations, Environment};
 
 pub struct Inner {
     pub snapshot: ArcSwap<PolicySnapshot>,
@@ -52,6 +54,8 @@ pub struct Prepared {
     pub session: crate::facts::Session,
     pub call: ApprovedCall,
     pub facts: CallFacts,
+    /// The `local_path` file the decision saw; the executor reads only that same file.
+    pub local_file: Option<LocalFileStat>,
 }
 
 /// What the gateway did with a call.
@@ -74,67 +78,147 @@ impl AppState {
         &self.0
     }
 
+    /// Validates the call and gathers its facts. A first decision on the facts known locally
+    /// (no upstream observation: consent as cached, no grants, identity, new catalog or project
+    /// detail) runs first; when a `@gate` policy denies it, those facts are the call's and
+    /// nothing is sent upstream. Otherwise the observations the call needs are fetched and the
+    /// facts gathered again with them.
     pub async fn prepare(
         &self,
         tool: &str,
         session: &SessionBody,
         input: Value,
     ) -> Result<Prepared, ApiError> {
-        if session.id.trim().is_empty() {
-            return Err(ApiError::BadBody(
-                "`session.id` must not be empty".to_string(),
-            ));
+        check_session_text("session.id", &session.id, true).map_err(bad_session)?;
+        if let Some(agent_id) = &session.agent_id {
+            check_session_text("session.agent_id", agent_id, false).map_err(bad_session)?;
         }
-        let inner = self.inner();
         let facts_session = session.facts();
-        let call = match tool {
+        let (call, facts, local_file) = match tool {
             "ClaudeDesign" => {
-                let catalog = observe::catalog_for(&inner.account, &input).await;
-                let call = DesignCall::parse(input, catalog.as_ref()).map_err(ApiError::BadCall)?;
-                ApprovedCall::Design(call)
+                let (call, facts) = self
+                    .prepare_design(&session.id, &facts_session, input)
+                    .await?;
+                (call, facts, None)
             }
-            "Projects" => {
-                ApprovedCall::Projects(ProjectsCall::parse(&input).map_err(ApiError::BadCall)?)
-            }
+            "Projects" => self.prepare_projects(&facts_session, &input).await?,
             other => {
                 return Err(ApiError::BadBody(format!(
                     "unknown tool `{other}`: use `ClaudeDesign` or `Projects`"
                 )))
             }
         };
-        let facts = self.gather(&session.id, &facts_session, &call).await;
         Ok(Prepared {
             decision_id: uuid::Uuid::new_v4().to_string(),
             session_id: session.id.clone(),
             session: facts_session,
             call,
             facts,
+            local_file,
         })
     }
 
-    /// Observes what the facts need and gathers them for a parsed call, at this moment: for a
-    /// new call, and again for a held call when it is approved.
+    /// Whether the current policies deny these (local) facts by a gate.
+    fn gated(&self, facts: &CallFacts) -> bool {
+        let snapshot = self.inner().snapshot.load();
+        snapshot.denied_by_gate(&decide(facts, &snapshot))
+    }
+
+    async fn prepare_design(
+        &self,
+        session_id: &str,
+        session: &crate::facts::Session,
+        input: Value,
+    ) -> Result<(ApprovedCall, CallFacts), ApiError> {
+        let inner = self.inner();
+        let account = &inner.account;
+        let stores = account.state.stores(session_id);
+        let cached = account.catalog();
+        let local = local_design_call(&input, cached.as_ref()).map_err(ApiError::BadCall)?;
+        let unobserved = DesignObservations {
+            server_grants: crate::facts::ServerGrants {
+                available: false,
+                projects: Default::default(),
+            },
+            catalog: cached,
+            ..DesignObservations::default()
+        };
+        let environment = &inner.environment;
+        let now = inner.clock.now();
+        let local_facts =
+            facts::design::gather(&local, session, environment, stores, &unobserved, now);
+        if self.gated(&local_facts) {
+            return Ok((ApprovedCall::Design(local), local_facts));
+        }
+        let catalog = observe::catalog_for(account, &input).await;
+        let call = DesignCall::parse(input, catalog.as_ref()).map_err(ApiError::BadCall)?;
+        let observed = observe::design(account, &call, catalog).await;
+        let facts = facts::design::gather(&call, session, environment, stores, &observed, now);
+        Ok((ApprovedCall::Design(call), facts))
+    }
+
+    async fn prepare_projects(
+        &self,
+        session: &crate::facts::Session,
+        input: &Value,
+    ) -> Result<(ApprovedCall, CallFacts, Option<LocalFileStat>), ApiError> {
+        let call = ProjectsCall::parse(input).map_err(ApiError::BadCall)?;
+        let (facts, stat) = self.projects_facts(session, &call).await;
+        Ok((ApprovedCall::Projects(call), facts, stat))
+    }
+
+    /// The facts of a parsed Projects call: gates first on what is known locally, then the
+    /// project's observations (and the `local_path` file's identity).
+    async fn projects_facts(
+        &self,
+        session: &crate::facts::Session,
+        call: &ProjectsCall,
+    ) -> (CallFacts, Option<LocalFileStat>) {
+        let inner = self.inner();
+        let (environment, now) = (&inner.environment, inner.clock.now());
+        let local = observe::projects_local(&inner.account, &inner.scopes);
+        let local_facts = facts::projects::gather(call, session, environment, local.as_ref(), now);
+        if self.gated(&local_facts) {
+            return (local_facts, None);
+        }
+        let observed = observe::projects(&inner.account, call, &inner.scopes).await;
+        let facts = facts::projects::gather(call, session, environment, observed.as_ref(), now);
+        (facts, observed.and_then(|observed| observed.local_file))
+    }
+
+    /// The facts of a held call gathered again at this moment (an approval re-decides on
+    /// them), gates first as for a new call: nothing goes upstream when a gate now denies.
     pub async fn gather(
         &self,
         session_id: &str,
         session: &crate::facts::Session,
         call: &ApprovedCall,
-    ) -> CallFacts {
+    ) -> (CallFacts, Option<LocalFileStat>) {
+        let call = match call {
+            ApprovedCall::Design(call) => call,
+            ApprovedCall::Projects(call) => return self.projects_facts(session, call).await,
+        };
         let inner = self.inner();
-        let now = inner.clock.now();
-        match call {
-            ApprovedCall::Design(call) => {
-                let plans = inner.account.plans(session_id);
-                let catalog = inner.account.catalog();
-                let observed = observe::design(&inner.account, call, &plans, catalog).await;
-                let stores = inner.account.stores(&plans);
-                facts::design::gather(call, session, &inner.environment, stores, &observed, now)
-            }
-            ApprovedCall::Projects(call) => {
-                let observed = observe::projects(&inner.account, call, &inner.scopes).await;
-                facts::projects::gather(call, session, &inner.environment, observed.as_ref(), now)
-            }
+        let account = &inner.account;
+        let stores = account.state.stores(session_id);
+        let cached = account.catalog();
+        let unobserved = DesignObservations {
+            server_grants: crate::facts::ServerGrants {
+                available: false,
+                projects: Default::default(),
+            },
+            catalog: cached.clone(),
+            ..DesignObservations::default()
+        };
+        let (environment, now) = (&inner.environment, inner.clock.now());
+        let local_facts =
+            facts::design::gather(call, session, environment, stores, &unobserved, now);
+        if self.gated(&local_facts) {
+            return (local_facts, None);
         }
+        let observed = observe::design(account, call, cached).await;
+        let facts = facts::design::gather(call, session, environment, stores, &observed, now);
+        (facts, None)
     }
 
     /// Decides on the snapshot current at this instant (loaded once per call).
@@ -241,15 +325,18 @@ impl AppState {
         prepared: &Prepared,
         approved: &[crate::authz::ApprovalKind],
     ) -> Value {
-        self.run(
+        self.run_decided(
             &prepared.session_id,
             &prepared.session,
             &prepared.call,
             approved,
+            prepared.local_file,
         )
         .await
     }
 
+    /// Runs a held call; its `local_path` is read without a decision-time identity to hold it
+    /// to (the approval re-decides and should pass one to [`Self::run_decided`]).
     pub async fn run(
         &self,
         session_id: &str,
@@ -257,14 +344,25 @@ impl AppState {
         call: &ApprovedCall,
         approved: &[crate::authz::ApprovalKind],
     ) -> Value {
+        self.run_decided(session_id, session, call, approved, None)
+            .await
+    }
+
+    pub async fn run_decided(
+        &self,
+        session_id: &str,
+        session: &crate::facts::Session,
+        call: &ApprovedCall,
+        approved: &[crate::authz::ApprovalKind],
+        local_file: Option<LocalFileStat>,
+    ) -> Value {
         let inner = self.inner();
         let started = Instant::now();
         let result = match call {
             ApprovedCall::Design(call) => {
-                let plans = inner.account.plans(session_id);
                 DesignRun {
                     account: &inner.account,
-                    plans: &plans,
+                    session_id,
                     session,
                     call,
                     approved,
@@ -273,7 +371,7 @@ impl AppState {
                 .run()
                 .await
             }
-            ApprovedCall::Projects(call) => run_projects(&inner.account, call).await,
+            ApprovedCall::Projects(call) => run_projects(&inner.account, call, local_file).await,
         };
         inner.metrics.upstream_latency.observe(started.elapsed());
         if let Some(kind) = result.get("error").and_then(Value::as_str) {
@@ -281,4 +379,32 @@ impl AppState {
         }
         result
     }
+}
+
+fn bad_session(error: SessionTextError) -> ApiError {
+    ApiError::BadBody(error.to_string())
+}
+
+/// The call as far as it can be validated without asking the upstream. An operation outside
+/// the static table and the cached catalog is taken as the unknown (destructive) operation it
+/// is until discovery: its name and arguments suffice for the gates.
+fn local_design_call(input: &Value, catalog: Option<&Catalog>) -> Result<DesignCall, CallError> {
+    let operation = input.get("operation").and_then(Value::as_str);
+    let known = operation.is_some_and(|name| {
+        crate::call::static_operation(name).is_some()
+            || catalog.is_some_and(|catalog| catalog.tool(name).is_some())
+    });
+    if known || operation.is_none() {
+        return DesignCall::parse(input.clone(), catalog);
+    }
+    let operation = operation.unwrap_or_default().to_string();
+    Ok(DesignCall {
+        hints: effective_hints(&operation, None),
+        arguments: input
+            .get("arguments")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+        operation,
+    })
 }

@@ -152,8 +152,14 @@ fn prepare(
         let call = DesignCall::parse(input.tool_input.clone(), None).map_err(|e| e.to_string())?;
         let state = DesignState::default();
         let observed = DesignObservations::default();
-        let facts =
-            facts::design::gather(&call, &session, environment, state.stores(), &observed, now);
+        let facts = facts::design::gather(
+            &call,
+            &session,
+            environment,
+            state.stores(&input.session_id),
+            &observed,
+            now,
+        );
         (ApprovedCall::Design(call), facts)
     } else {
         let call = ProjectsCall::parse(&input.tool_input).map_err(|e| e.to_string())?;
@@ -166,6 +172,7 @@ fn prepare(
         session,
         call,
         facts,
+        local_file: None,
     })
 }
 

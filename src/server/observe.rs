@@ -1,13 +1,17 @@
-//! server::observe: before a decision, asks the upstream what the facts need — the consent
-//! bit when unknown, the catalog for an operation outside the static table, the server's
-//! grants and the project's identity for a tokenless write, the attached Project's detail.
-//! It fetches; it decides nothing.
+//! server::observe: what the facts need from outside the process — the consent bit when
+//! unknown, the catalog for an operation outside the static table, the server's grants and the
+//! project's identity for a tokenless write, the attached Project's detail and a `local_path`'s
+//! stat. The gateway calls it only after a first decision on local facts found no gate denying
+//! the call. It fetches; it decides nothing.
 
-use crate::call::{static_operation, Catalog, DesignCall, ProjectsCall, ProjectsMethod};
+use crate::call::{
+    static_operation, Catalog, DesignCall, ProjectsCall, ProjectsMethod, WriteSource,
+};
 use crate::executor::design::GrantProbe;
-use crate::facts::observations::{ProjectDoc, ProjectFile};
+use crate::executor::projects::{stat_local_file, ProjectsExecutor};
+use crate::facts::observations::{LocalFileStat, ProjectDoc, ProjectFile};
 use crate::facts::{DesignObservations, ProjectsObservations, ServerGrants};
-use crate::state::{ConsentState, PlanStore};
+use crate::state::ConsentState;
 
 use super::account::Account;
 
@@ -30,22 +34,21 @@ pub async fn catalog_for(account: &Account, input: &serde_json::Value) -> Option
 }
 
 pub async fn consent(account: &Account) {
-    if account.consent.state() != ConsentState::Unknown {
+    if account.state.consent.state() != ConsentState::Unknown {
         return;
     }
     let _guard = account.consent_fetch.lock().await;
-    if account.consent.state() != ConsentState::Unknown {
+    if account.state.consent.state() != ConsentState::Unknown {
         return;
     }
-    let ticket = account.consent.fetch_started();
+    let ticket = account.state.consent.fetch_started();
     let value = account.design.consent().await;
-    account.consent.fetch_finished(ticket, value);
+    account.state.consent.fetch_finished(ticket, value);
 }
 
 pub async fn design(
     account: &Account,
     call: &DesignCall,
-    _plans: &PlanStore,
     catalog: Option<Catalog>,
 ) -> DesignObservations {
     consent(account).await;
@@ -58,7 +61,7 @@ pub async fn design(
     let Some(project_id) = call.project_id().filter(|id| !id.is_empty()) else {
         return observed;
     };
-    if !tokenless_write || account.grants.is_verified(project_id) {
+    if !tokenless_write || account.state.grants.is_verified(project_id) {
         return observed;
     }
     observed.server_grants = match account.design.grants().await {
@@ -72,7 +75,7 @@ pub async fn design(
         },
     };
     let granted = observed.server_grants.projects.contains(project_id);
-    if !granted || account.grants.needs_recard(project_id) {
+    if !granted || account.state.grants.needs_recard(project_id) {
         if let Some(identity) = account.design.project_identity(project_id).await {
             observed
                 .project_identity
@@ -82,22 +85,36 @@ pub async fn design(
     observed
 }
 
-/// The attached Project's detail, for the budget and upload rules; `None` when unavailable.
+/// What is known of the attached Project before anything is asked upstream: the credential's
+/// scopes (configuration), with the detail marked unavailable. The first, local decision reads it.
+pub fn projects_local(account: &Account, scopes: &[String]) -> Option<ProjectsObservations> {
+    account.projects.as_ref()?;
+    Some(ProjectsObservations {
+        scopes: scopes.to_vec(),
+        detail_unavailable: true,
+        ..ProjectsObservations::default()
+    })
+}
+
+/// The attached Project's detail for a write or delete (the budget, target and upload rules),
+/// and the `local_path` file's stat; the detail is marked unavailable when the lookup fails.
 pub async fn projects(
     account: &Account,
     call: &ProjectsCall,
     scopes: &[String],
 ) -> Option<ProjectsObservations> {
     let executor = account.projects.as_ref()?;
+    let mut observed = ProjectsObservations {
+        scopes: scopes.to_vec(),
+        ..ProjectsObservations::default()
+    };
     if !matches!(
         call.method,
         ProjectsMethod::ProjectWrite | ProjectsMethod::ProjectDelete
     ) {
-        return Some(ProjectsObservations {
-            scopes: scopes.to_vec(),
-            ..ProjectsObservations::default()
-        });
+        return Some(observed);
     }
+    observed.local_file = local_file(executor, call).await;
     let info = ProjectsCall {
         method: ProjectsMethod::ProjectInfo,
         path: None,
@@ -106,7 +123,29 @@ pub async fn projects(
         query: None,
         n: 5,
     };
-    let detail = executor.execute(&info).await.ok()?;
+    match executor.execute(&info).await {
+        Ok(detail) => detail_read(&mut observed, &detail),
+        Err(error) => {
+            tracing::info!(%error, "project detail unavailable for the decision");
+            observed.detail_unavailable = true;
+        }
+    }
+    Some(observed)
+}
+
+/// The `local_path` as the decision sees it (device, inode, size), off the async threads.
+async fn local_file(executor: &ProjectsExecutor, call: &ProjectsCall) -> Option<LocalFileStat> {
+    let Some(WriteSource::LocalPath(given)) = &call.source else {
+        return None;
+    };
+    let (working_dir, given) = (executor.working_dir().to_path_buf(), given.clone());
+    tokio::task::spawn_blocking(move || stat_local_file(&working_dir, &given).ok())
+        .await
+        .ok()
+        .flatten()
+}
+
+fn detail_read(observed: &mut ProjectsObservations, detail: &serde_json::Value) {
     let list = |key: &str| {
         detail
             .get(key)
@@ -120,30 +159,27 @@ pub async fn projects(
             .map(str::to_string)
     };
     let knowledge = detail.get("knowledge");
-    Some(ProjectsObservations {
-        scopes: scopes.to_vec(),
-        knowledge_size: knowledge
-            .and_then(|k| k.get("knowledge_size"))
-            .and_then(|v| v.as_i64()),
-        max_knowledge_size: knowledge
-            .and_then(|k| k.get("max_knowledge_size"))
-            .and_then(|v| v.as_i64()),
-        docs: list("docs")
-            .iter()
-            .filter_map(|doc| {
-                Some(ProjectDoc {
-                    path: text(doc, "path")?,
-                })
+    observed.knowledge_size = knowledge
+        .and_then(|k| k.get("knowledge_size"))
+        .and_then(|v| v.as_i64());
+    observed.max_knowledge_size = knowledge
+        .and_then(|k| k.get("max_knowledge_size"))
+        .and_then(|v| v.as_i64());
+    observed.docs = list("docs")
+        .iter()
+        .filter_map(|doc| {
+            Some(ProjectDoc {
+                path: text(doc, "path")?,
             })
-            .collect(),
-        files: list("files")
-            .iter()
-            .filter_map(|file| {
-                Some(ProjectFile {
-                    path: text(file, "path")?,
-                    file_kind: text(file, "file_kind"),
-                })
+        })
+        .collect();
+    observed.files = list("files")
+        .iter()
+        .filter_map(|file| {
+            Some(ProjectFile {
+                path: text(file, "path")?,
+                file_kind: text(file, "file_kind"),
             })
-            .collect(),
-    })
+        })
+        .collect();
 }

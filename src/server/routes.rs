@@ -237,7 +237,7 @@ pub async fn consent(
     account.design.record_consent().await.map_err(|error| {
         ApiError::Unavailable(format!("Couldn't record Design consent ({error})"))
     })?;
-    account.consent.consent_recorded();
+    account.state.consent_granted();
     Ok(Json(
         json!({"consent": "agent_design_projects", "granted": true}),
     ))
@@ -252,7 +252,7 @@ pub async fn revoke(
     account.design.revoke_consent().await.map_err(|error| {
         ApiError::Unavailable(format!("Couldn't revoke Design consent ({error})"))
     })?;
-    account.consent_withdrawn();
+    account.state.consent_revoked();
     Ok(Json(
         json!({"consent": "agent_design_projects", "granted": false, "note": "plans and verified grants were cleared; durable grants are revoked at claude.ai/design settings"}),
     ))

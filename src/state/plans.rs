@@ -12,6 +12,10 @@ use crate::paths::{normalize, plan_registrable, project_key, PathSet};
 /// The longest a registered plan lives, whatever the server says (`c0f`, 900,000 ms).
 pub const PLAN_TTL: time::Duration = time::Duration::minutes(15);
 
+/// The most plans one session holds; past it (after dropping expired ones) a registration is
+/// refused, so one session cannot grow its store without bound.
+pub const MAX_PLANS_PER_SESSION: usize = 256;
+
 /// A plan the user approved: these exact normalized paths may be written or deleted in this
 /// project until `expires_at`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -63,6 +67,10 @@ pub enum PlanRefusal {
     PathsNotRegistrable,
     #[error("server expiry `{server_expiry}` is not after now")]
     ExpiryPassed { server_expiry: OffsetDateTime },
+    #[error("the session already holds {limit} approved plans")]
+    TooManyPlans { limit: usize },
+    #[error("{limit} sessions already hold approved plans")]
+    TooManySessions { limit: usize },
 }
 
 /// Approved plans keyed by token; every method takes `&self` and is safe from many threads.
@@ -92,6 +100,14 @@ impl PlanStore {
         let _changes = self.changes_locked();
         self.project_removed(approval.project_id);
         registration_rules_checked(&approval)?;
+        if self.plans.len() >= MAX_PLANS_PER_SESSION {
+            self.expired_removed(now);
+        }
+        if self.plans.len() >= MAX_PLANS_PER_SESSION {
+            return Err(PlanRefusal::TooManyPlans {
+                limit: MAX_PLANS_PER_SESSION,
+            });
+        }
         let plan = ApprovedPlan {
             token: approval.token.to_owned(),
             project_id: approval.project_id.to_owned(),

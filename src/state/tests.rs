@@ -19,6 +19,7 @@ use crate::paths::project_key;
 const NOW: OffsetDateTime = datetime!(2025-06-01 12:00:00 UTC);
 const PROJECT: &str = "0a1b2c3d-0000-4000-8000-00000000abcd";
 const OTHER: &str = "other-project";
+const SESSION: &str = "s1";
 
 fn register(state: &DesignState, token: &str, project_id: &str) {
     let writes = vec!["index.html".to_owned()];
@@ -34,7 +35,7 @@ fn register(state: &DesignState, token: &str, project_id: &str) {
         main_agent_without_hook: true,
         result_is_error: false,
     };
-    state.plans.finalize_approved(approval, NOW).unwrap();
+    state.plan_registered(SESSION, approval, NOW).unwrap();
 }
 
 /// Two projects, each with a plan and a verified grant, consent granted.
@@ -42,8 +43,8 @@ fn populated() -> DesignState {
     let state = DesignState::default();
     register(&state, "mine", PROJECT);
     register(&state, "theirs", OTHER);
-    state.grants.grant_recorded(PROJECT);
-    state.grants.grant_recorded(OTHER);
+    state.grant_verified(PROJECT);
+    state.grant_verified(OTHER);
     state.grants.grant_refused_not_found("ineligible");
     state.consent.consent_recorded();
     state
@@ -51,7 +52,7 @@ fn populated() -> DesignState {
 
 fn tokens(state: &DesignState) -> Vec<String> {
     state
-        .plans
+        .sessions
         .snapshot()
         .into_iter()
         .map(|plan| plan.token)
@@ -87,7 +88,7 @@ fn consent_seeded_refused_clears_everything_but_ineligibility() {
     state.consent_seeded_refused();
     assert_eq!(state.consent.state(), ConsentState::Refused);
     assert_eq!(state.consent.generation(), generation + 1);
-    assert!(state.plans.is_empty());
+    assert!(state.sessions.is_empty());
     assert!(state.grants.verified_projects().is_empty());
     assert!(state.grants.recard_all_flagged());
     assert!(state.grants.needs_recard(PROJECT) && state.grants.needs_recard("never-seen"));
@@ -99,7 +100,7 @@ fn consent_revoked_is_the_same_as_seeded_refused() {
     let state = populated();
     state.consent_revoked();
     assert_eq!(state.consent.state(), ConsentState::Refused);
-    assert!(state.plans.is_empty());
+    assert!(state.sessions.is_empty());
     assert!(state.grants.verified_projects().is_empty());
     assert!(state.grants.recard_all_flagged());
 }
@@ -185,9 +186,9 @@ fn random_event(state: &DesignState, seed: &mut u64, thread: usize, round: usize
                 result_is_error: false,
             };
             // Spellings with `:` are refused by znS; either way the store stays consistent.
-            let _ = state.plans.finalize_approved(approval, now);
+            let _ = state.plan_registered(SESSION, approval, now);
         }
-        2 => state.plans.finalize_started(project),
+        2 => state.plan_finalize_started(SESSION, project),
         3 => state.membership_or_sharing_changed(project),
         4 => state.grants.grant_recorded(project),
         5 => drop(state.grants.server_grant_observed(project)),
@@ -210,7 +211,7 @@ fn random_event(state: &DesignState, seed: &mut u64, thread: usize, round: usize
             state.consent_seeded_refused();
             return true;
         }
-        _ => drop(state.plans.expired_removed(now)),
+        _ => drop(state.plans_expired(now)),
     }
     false
 }
@@ -235,13 +236,13 @@ fn eight_threads_of_a_thousand_events_keep_the_invariants() {
 
     assert_eq!(state.consent.generation(), bumps.load(Ordering::SeqCst));
     let mut plans_per_key: BTreeMap<String, usize> = BTreeMap::new();
-    for plan in state.plans.snapshot() {
+    for plan in state.sessions.snapshot() {
         *plans_per_key
             .entry(project_key(&plan.project_id))
             .or_default() += 1;
         assert!(plan.expires_at <= NOW + Duration::seconds(1_800) + PLAN_TTL);
         assert_eq!(plan.writes.iter().collect::<Vec<_>>(), ["a/b.js", "c.css"]);
-        assert_eq!(state.plans.get(&plan.token), Some(plan));
+        assert_eq!(state.sessions.plan(SESSION, &plan.token), Some(plan));
     }
     assert!(
         plans_per_key.values().all(|count| *count == 1),
@@ -261,7 +262,7 @@ fn eight_threads_of_a_thousand_events_keep_the_invariants() {
         .all(|key| known_keys.contains(key)));
 
     state.consent_seeded_refused();
-    assert!(state.plans.is_empty());
+    assert!(state.sessions.is_empty());
     assert!(state.grants.verified_projects().is_empty());
     assert!(SPELLINGS.iter().all(|id| state.grants.needs_recard(id)));
     assert_eq!(state.consent.state(), ConsentState::Refused);

@@ -11,8 +11,56 @@ use serde_json::{Map, Value};
 type Fill = fn(&Map<String, Value>) -> Value;
 
 /// The facts added to the context since format 1 was first written, by path within the
-/// context (`["session", "bypass"]`). None yet: format 1 is today's context.
-const ADDED: &[(&[&str], Fill)] = &[];
+/// context (`["session", "bypass"]`).
+const ADDED: &[(&[&str], Fill)] = &[
+    (&["session", "bypass"], session_bypass),
+    (&["session", "may_record"], session_may_record),
+    (&["projects", "detail_known"], projects_detail_known),
+];
+
+fn text<'a>(object: Option<&'a Value>, key: &str) -> &'a str {
+    object
+        .and_then(|object| object.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn flag(object: Option<&Value>, key: &str) -> bool {
+    object
+        .and_then(|object| object.get(key))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// `session.bypass`, as `facts::Session::bypass` derives it: bypassPermissions, or plan mode
+/// with bypass available.
+fn bypass_of(context: &Map<String, Value>) -> bool {
+    let session = context.get("session");
+    let mode = text(session, "mode");
+    mode == "bypassPermissions" || (mode == "plan" && flag(session, "bypass_available"))
+}
+
+fn session_bypass(context: &Map<String, Value>) -> Value {
+    Value::Bool(bypass_of(context))
+}
+
+/// `session.may_record`, as `facts::Session::may_record` derives it.
+fn session_may_record(context: &Map<String, Value>) -> Value {
+    let session = context.get("session");
+    Value::Bool(
+        text(session, "agent") == "main"
+            && !flag(session, "permission_hook")
+            && flag(session, "interactive")
+            && !bypass_of(context),
+    )
+}
+
+/// `projects.detail_known`: before the fact existed, a record whose project detail was
+/// observed shows it in the knowledge sizes or in what the path names.
+fn projects_detail_known(context: &Map<String, Value>) -> Value {
+    let projects = context.get("projects");
+    Value::Bool(flag(projects, "knowledge_known") || text(projects, "target_kind") != "unknown")
+}
 
 /// Fills every fact of [`ADDED`] the context lacks (none of a present one is touched).
 pub fn complete_context(context: &mut Map<String, Value>) {

@@ -11,6 +11,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::error::ProjectsError;
 use super::test_seam::{self, LocalPathStage};
+use crate::facts::observations::LocalFileStat;
 
 /// open(2) flags of the target platform (their numbers differ between architectures).
 pub(crate) const O_NOFOLLOW: i32 = libc::O_NOFOLLOW;
@@ -188,12 +189,51 @@ pub(crate) fn read_open(location: &CheckedLocation, file: File) -> Result<String
     String::from_utf8(bytes).map_err(|_| refusal(given, "is not valid UTF-8 text", None))
 }
 
-/// Every step in order; blocking, so the executor runs it off the async threads.
-pub(crate) fn read_local_file(working_dir: &Path, given: &str) -> Result<LocalText, ProjectsError> {
+/// What the decision sees of a `local_path` (blocking): the location checks of steps 1–2, then
+/// the device, inode and size of the file it names. Nothing is read.
+pub fn stat_local_file(working_dir: &Path, given: &str) -> Result<LocalFileStat, ProjectsError> {
+    let location = check_location(working_dir, given)?;
+    let metadata = std::fs::metadata(&location.real).map_err(|error| io_refusal(given, &error))?;
+    if !metadata.is_file() {
+        return Err(refusal(given, "must be a regular file", None));
+    }
+    Ok(LocalFileStat {
+        device: metadata.dev(),
+        inode: metadata.ino(),
+        bytes: metadata.len(),
+    })
+}
+
+/// The descriptor about to be read is the file the decision saw: same device, inode and size.
+fn check_decided(
+    location: &CheckedLocation,
+    file: &File,
+    decided: Option<LocalFileStat>,
+) -> Result<(), ProjectsError> {
+    let Some(decided) = decided else {
+        return Ok(());
+    };
+    let given = location.given.as_str();
+    let metadata = file.metadata().map_err(|error| io_refusal(given, &error))?;
+    let now = (metadata.dev(), metadata.ino(), metadata.len());
+    if now != (decided.device, decided.inode, decided.bytes) {
+        return Err(refusal(given, "changed after the call was decided", None));
+    }
+    Ok(())
+}
+
+/// Every step in order; blocking, so the executor runs it off the async threads. With
+/// `decided`, the verified descriptor must also be the file the decision saw.
+pub(crate) fn read_local_file(
+    working_dir: &Path,
+    given: &str,
+    decided: Option<LocalFileStat>,
+) -> Result<LocalText, ProjectsError> {
     let location = check_location(working_dir, given)?;
     test_seam::reach(LocalPathStage::Checked, &location.lexical);
     let file = open_checked(&location)?;
     verify_open(&location, &file)?;
+    check_decided(&location, &file, decided)?;
     test_seam::reach(LocalPathStage::Verified, &location.lexical);
     let content = read_open(&location, file)?;
     Ok(LocalText {

@@ -13,6 +13,7 @@ use super::error::ProjectsError;
 use super::local_file::read_local_file;
 use super::ProjectsRoute;
 use crate::call::WriteSource;
+use crate::facts::observations::LocalFileStat;
 
 /// Where a write lands: strip one leading `./`; an existing doc name is kept (replace in place);
 /// otherwise a name with `/` is used as is and a bare name goes under `claude/`.
@@ -69,19 +70,21 @@ async fn send_for_uuid(
 async fn load_source(
     upstream: &Upstream<'_>,
     source: &WriteSource,
+    decided: Option<LocalFileStat>,
 ) -> Result<(String, Option<PathBuf>), ProjectsError> {
     match source {
         WriteSource::Content(content) => Ok((content.clone(), None)),
         WriteSource::LocalPath(given) => {
             let working_dir = upstream.config.working_dir.clone();
             let given_owned = given.clone();
-            let text =
-                tokio::task::spawn_blocking(move || read_local_file(&working_dir, &given_owned))
-                    .await
-                    .map_err(|error| ProjectsError::LocalFile {
-                        message: format!("local_path `{given}` could not be read: {error}"),
-                        code: None,
-                    })??;
+            let text = tokio::task::spawn_blocking(move || {
+                read_local_file(&working_dir, &given_owned, decided)
+            })
+            .await
+            .map_err(|error| ProjectsError::LocalFile {
+                message: format!("local_path `{given}` could not be read: {error}"),
+                code: None,
+            })??;
             Ok((text.content, Some(text.absolute)))
         }
     }
@@ -92,10 +95,13 @@ pub(crate) async fn project_write(
     path: &str,
     source: &WriteSource,
     present_to_user: bool,
+    decided: Option<LocalFileStat>,
 ) -> Result<Value, ProjectsError> {
-    let (content, local_path) = load_source(upstream, source).await?;
+    let (content, local_path) = load_source(upstream, source, decided).await?;
     let detail = ProjectDetail::parse(upstream.send(&Action::Detail).await?)?;
     let target = resolve_write_path(path, &detail);
+    // The budget is a policy (`projects.knowledge-budget`) decided before the call; this is
+    // the client's own last check against the detail read just now (fail closed on a race).
     check_budget(&content, &detail)?;
     let existing = detail.doc_named(&target).map(|doc| doc.uuid.clone());
     let doc_uuid = match &existing {

@@ -91,7 +91,7 @@ impl Work {
             call: pending,
             ..
         } = claim;
-        let facts = self
+        let (facts, local_file) = self
             .state
             .gather(&pending.session_id, &pending.session, &pending.call)
             .await;
@@ -101,6 +101,7 @@ impl Work {
             session: pending.session,
             call: pending.call,
             facts,
+            local_file,
         };
         let decision = match self.state.decide_and_record(&prepared).await {
             Ok(decision) => decision,

@@ -1,0 +1,134 @@
+//! state::followups tests: the events each outcome implies, and what `may_record` withholds.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+use serde_json::json;
+use time::macros::datetime;
+
+use super::*;
+use crate::state::ConsentState;
+
+const NOW: OffsetDateTime = datetime!(2025-06-01 12:00:00 UTC);
+const PROJECT: &str = "0a1b2c3d-0000-4000-8000-00000000abcd";
+
+fn call(operation: &str, arguments: Value) -> DesignCall {
+    DesignCall::parse(
+        json!({"operation": operation, "arguments": arguments}),
+        None,
+    )
+    .unwrap()
+}
+
+fn followups<'a>(
+    state: &'a DesignState,
+    call: &'a DesignCall,
+    approved: Approved,
+    may_record: bool,
+) -> FollowUps<'a> {
+    FollowUps {
+        state,
+        session_id: "s1",
+        call,
+        approved,
+        may_record,
+        main_without_hook: true,
+    }
+}
+
+fn finalize() -> DesignCall {
+    call(
+        "finalize_plan",
+        json!({"project_id": PROJECT, "writes": ["index.html"]}),
+    )
+}
+
+const PLAN_RESULT: &str = r#"{"plan_token":"tok-1","expires_at":4102444800}"#;
+
+#[test]
+fn an_approved_finalize_registers_the_plan_in_its_session() {
+    let state = DesignState::default();
+    let call = finalize();
+    let approved = Approved {
+        plan: true,
+        ..Approved::default()
+    };
+    let run = followups(&state, &call, approved, true);
+    run.before_call();
+    run.succeeded(Some(PLAN_RESULT), false, NOW);
+    let plan = state.sessions.plan("s1", "tok-1").unwrap();
+    assert_eq!(plan.project_id, PROJECT);
+    assert!(state.sessions.plan("s2", "tok-1").is_none());
+}
+
+#[test]
+fn without_may_record_nothing_is_recorded() {
+    let state = DesignState::default();
+    let call = finalize();
+    let approved = Approved {
+        plan: true,
+        consent: true,
+        grant: true,
+        batch: false,
+    };
+    let run = followups(&state, &call, approved, false);
+    assert!(!run.records_consent());
+    assert!(!run.records_grant_for(PROJECT));
+    run.succeeded(Some(PLAN_RESULT), false, NOW);
+    assert!(state.sessions.is_empty());
+}
+
+#[test]
+fn an_error_result_changes_nothing() {
+    let state = DesignState::default();
+    let call = call(
+        "update_sharing",
+        json!({"project_id": PROJECT, "scope": "org"}),
+    );
+    state.grant_verified(PROJECT);
+    followups(&state, &call, Approved::default(), true).succeeded(None, true, NOW);
+    assert!(state.grants.is_verified(PROJECT));
+    followups(&state, &call, Approved::default(), true).succeeded(None, false, NOW);
+    assert!(!state.grants.is_verified(PROJECT));
+    assert!(state.grants.needs_recard(PROJECT));
+}
+
+#[test]
+fn tokenless_writes_observe_or_verify_the_grant() {
+    let state = DesignState::default();
+    let write = call(
+        "write_files",
+        json!({"project_id": PROJECT, "files": [{"path": "a.html", "data": "x"}]}),
+    );
+    followups(&state, &write, Approved::default(), true).succeeded(None, false, NOW);
+    assert!(state.grants.is_verified(PROJECT));
+    state.membership_or_sharing_changed(PROJECT);
+    followups(&state, &write, Approved::default(), true).succeeded(None, false, NOW);
+    assert!(
+        !state.grants.is_verified(PROJECT),
+        "a recard needs the human"
+    );
+    let approved = Approved {
+        grant: true,
+        ..Approved::default()
+    };
+    followups(&state, &write, approved, true).succeeded(None, false, NOW);
+    assert!(state.grants.is_verified(PROJECT) && !state.grants.needs_recard(PROJECT));
+}
+
+#[test]
+fn refusals_from_the_server_apply_their_events() {
+    let state = DesignState::default();
+    let call = finalize();
+    let run = followups(&state, &call, Approved::default(), true);
+    state.consent_granted();
+    run.needs_project_grant(PROJECT);
+    assert_eq!(state.consent.state(), ConsentState::Unknown);
+    run.needs_consent();
+    assert_eq!(state.consent.state(), ConsentState::Refused);
+    assert!(state.grants.recard_all_flagged());
+    run.grant_answered(PROJECT, false);
+    assert!(state.grants.is_ineligible(PROJECT));
+}

@@ -1,0 +1,135 @@
+//! state::sessions tests: plans per session, idle eviction and the bounds (F3).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+use time::macros::datetime;
+use time::Duration;
+
+use super::*;
+use crate::state::plans::{MAX_PLANS_PER_SESSION, PLAN_TTL};
+
+const NOW: OffsetDateTime = datetime!(2025-06-01 12:00:00 UTC);
+
+fn approval<'a>(token: &'a str, project_id: &'a str, writes: &'a [String]) -> PlanApproval<'a> {
+    PlanApproval {
+        token,
+        project_id,
+        scope: None,
+        writes,
+        deletes: &[],
+        server_expiry: None,
+        ask_was_shown: true,
+        prompt_reaches_user: true,
+        main_agent_without_hook: true,
+        result_is_error: false,
+    }
+}
+
+fn register(
+    sessions: &SessionPlans,
+    session: &str,
+    token: &str,
+    project: &str,
+    now: OffsetDateTime,
+) -> Result<ApprovedPlan, PlanRefusal> {
+    let writes = vec!["index.html".to_owned()];
+    sessions.finalize_approved(session, approval(token, project, &writes), now)
+}
+
+#[test]
+fn reading_an_unknown_session_stores_nothing() {
+    let sessions = SessionPlans::default();
+    for index in 0..1_000 {
+        assert!(sessions.plan(&format!("s{index}"), "t").is_none());
+        sessions.finalize_started(&format!("s{index}"), "p1");
+    }
+    assert!(sessions.is_empty());
+}
+
+#[test]
+fn plans_belong_to_their_session() {
+    let sessions = SessionPlans::default();
+    register(&sessions, "a", "t1", "p1", NOW).unwrap();
+    assert!(sessions.plan("a", "t1").is_some());
+    assert!(sessions.plan("b", "t1").is_none());
+    assert_eq!(sessions.len(), 1);
+}
+
+#[test]
+fn a_session_whose_plans_all_expired_is_evicted() {
+    let sessions = SessionPlans::default();
+    register(&sessions, "a", "t1", "p1", NOW).unwrap();
+    register(&sessions, "b", "t2", "p1", NOW + Duration::minutes(10)).unwrap();
+    assert_eq!(sessions.expired_removed(NOW + PLAN_TTL), 1);
+    assert_eq!(sessions.len(), 1, "only b still holds a live plan");
+    assert!(sessions.plan("b", "t2").is_some());
+}
+
+#[test]
+fn invalidation_and_refinalize_remove_emptied_sessions() {
+    let sessions = SessionPlans::default();
+    register(&sessions, "a", "t1", "p1", NOW).unwrap();
+    register(&sessions, "b", "t2", "p2", NOW).unwrap();
+    sessions.project_invalidated("p1");
+    assert_eq!(sessions.len(), 1);
+    sessions.finalize_started("b", "p2");
+    assert!(sessions.is_empty());
+}
+
+#[test]
+fn plans_per_session_are_bounded() {
+    let sessions = SessionPlans::default();
+    for index in 0..MAX_PLANS_PER_SESSION {
+        register(
+            &sessions,
+            "a",
+            &format!("t{index}"),
+            &format!("p{index}"),
+            NOW,
+        )
+        .unwrap();
+    }
+    let refused = register(&sessions, "a", "extra", "extra-project", NOW).unwrap_err();
+    assert_eq!(
+        refused,
+        PlanRefusal::TooManyPlans {
+            limit: MAX_PLANS_PER_SESSION
+        }
+    );
+    // Once the old plans expire there is room again.
+    register(&sessions, "a", "later", "extra-project", NOW + PLAN_TTL).unwrap();
+    assert_eq!(sessions.snapshot().len(), 1);
+}
+
+#[test]
+fn f3_sessions_holding_plans_are_bounded_and_idle_ones_make_room() {
+    let sessions = SessionPlans::default();
+    for index in 0..MAX_SESSIONS {
+        register(&sessions, &format!("s{index}"), "t", "p1", NOW).unwrap();
+    }
+    assert_eq!(sessions.len(), MAX_SESSIONS);
+    let refused = register(&sessions, "one-more", "t", "p1", NOW).unwrap_err();
+    assert_eq!(
+        refused,
+        PlanRefusal::TooManySessions {
+            limit: MAX_SESSIONS
+        }
+    );
+    assert!(
+        sessions.plan("s0", "t").is_some(),
+        "live plans are never evicted"
+    );
+    // A known session may still register; when the plans expire the new one gets in.
+    register(&sessions, "s0", "t2", "p2", NOW).unwrap();
+    // Once the plans expire, a new session gets in within one sweep period, and every idle
+    // session is evicted; a flood of refused sessions never sweeps more often than that.
+    let later = NOW + PLAN_TTL;
+    let admitted = (0..1_024)
+        .filter(|index| register(&sessions, &format!("late-{index}"), "t", "p1", later).is_ok())
+        .count();
+    assert!(admitted > 0);
+    assert_eq!(sessions.len(), admitted, "every idle session was evicted");
+}
