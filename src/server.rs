@@ -6,7 +6,8 @@
 //! (bodies), `gateway` (decide → execute / hold / refuse), `approving` (pending approvals and
 //! the approver's answer), `observe` (upstream facts before a
 //! decision), `execute` (follow-ups and state events after), `account` (per-account and
-//! per-session stores), `approvals`, `metrics`, `clock`, `error`, `routes`.
+//! per-session stores), `approvals`, `metrics`, `clock`, `error`, `routes`, `mcp` (the MCP
+//! front door at `/mcp`).
 
 pub mod account;
 pub mod approvals;
@@ -20,6 +21,7 @@ pub mod execute;
 pub mod gateway;
 pub mod hook;
 pub mod journal;
+pub mod mcp;
 pub mod metrics;
 pub mod observe;
 pub mod reload;
@@ -49,6 +51,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(routes::metrics))
         .route("/_bench/floor", post(routes::floor))
+        .merge(mcp::router(state.clone()))
         .with_state(state)
 }
 

@@ -11,6 +11,8 @@ pub mod harness;
 mod hook;
 pub mod hook_log;
 mod local_path;
+mod mcp;
+pub mod mcp_client;
 mod plans;
 mod projects;
 mod session_route;

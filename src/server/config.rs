@@ -7,7 +7,7 @@ mod raw;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use super::caller::{Caller, Callers, Role};
+use super::caller::{Caller, Callers, Role, SessionDefaults};
 use crate::facts::Environment;
 
 pub use raw::{RawCaller, RawConfig, RawUpstreamCredentials};
@@ -58,6 +58,7 @@ pub struct Config {
     pub log_dir: Option<PathBuf>,
     pub refuse_without_log: bool,
     pub log_fsync: bool,
+    pub mcp: super::mcp::McpSettings,
 }
 
 impl Config {
@@ -126,7 +127,9 @@ impl Config {
                 ))
             }
         };
+        let mcp = super::mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
         Ok(Self {
+            mcp,
             shadow_policies: raw.shadow_policies.unwrap_or_default(),
             log_dir: raw.log_dir,
             refuse_without_log,
@@ -165,6 +168,7 @@ fn callers(
                 Caller {
                     role: Role::Agent,
                     principal: "demo-agent".to_string(),
+                    defaults: SessionDefaults::default(),
                 },
             ),
             (
@@ -172,6 +176,7 @@ fn callers(
                 Caller {
                     role: Role::Approver,
                     principal: "demo-approver".to_string(),
+                    defaults: SessionDefaults::default(),
                 },
             ),
         ];
@@ -204,6 +209,7 @@ fn callers(
             Caller {
                 role: caller.role,
                 principal: caller.principal,
+                defaults: caller.session,
             },
         )
     });

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::super::caller::Role;
+use super::super::caller::{Role, SessionDefaults};
 use super::ConfigError;
 use crate::facts::Environment;
 
@@ -16,6 +16,9 @@ pub struct RawCaller {
     pub token: String,
     pub role: Role,
     pub principal: String,
+    /// This caller's MCP session facts (`agent`, `mode`, `interactive`, `permission_hook`).
+    #[serde(default)]
+    pub session: SessionDefaults,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -52,6 +55,8 @@ pub struct RawConfig {
     pub log_failure: Option<String>,
     /// `fsync` (default) or `none`.
     pub log_durability: Option<String>,
+    /// The MCP front door (`/mcp`): approval wait, allowed hosts and origins, session cap.
+    pub mcp: Option<crate::server::mcp::RawMcp>,
 }
 
 impl RawConfig {
@@ -100,6 +105,7 @@ impl RawConfig {
             log_dir: higher.log_dir.or(self.log_dir),
             log_failure: higher.log_failure.or(self.log_failure),
             log_durability: higher.log_durability.or(self.log_durability),
+            mcp: higher.mcp.or(self.mcp),
         }
     }
 }
