@@ -61,6 +61,12 @@ pub async fn run(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    // Streamed answers (MCP's SSE) are written in pieces: without TCP_NODELAY, Nagle holds the
+    // later pieces for the client's delayed ACK (~40 ms on Linux).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
         .await

@@ -38,9 +38,11 @@ pub fn router(state: AppState) -> Router<AppState> {
     let settings = &state.inner().mcp;
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(settings.allowed_hosts.clone())
-        .with_allowed_origins(settings.allowed_origins.clone());
+        .with_allowed_origins(settings.allowed_origins.clone())
+        .with_json_response(true);
     let front = handler::Front {
         state: state.clone(),
+        held: Arc::new(tokio::sync::Semaphore::new(settings.max_held)),
     };
     let service =
         StreamableHttpService::new(move || Ok(front.clone()), Arc::clone(&sessions), config);

@@ -324,3 +324,62 @@ async fn mcp_session_facts_come_from_the_callers_configuration() {
         "{result}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_holds_at_most_max_held_calls_and_answers_the_next_with_an_error() {
+    let gateway = Gateway::start_with(|raw| {
+        raw.mcp = Some(RawMcp {
+            approval_wait_seconds: Some(3),
+            max_held: Some(1),
+            ..RawMcp::default()
+        });
+    })
+    .await;
+    let mut first = connected(&gateway, json!({})).await;
+    let mut second = connected(&gateway, json!({})).await;
+    let later = async {
+        pending_approval(&gateway).await;
+        second
+            .call(
+                "ClaudeDesign",
+                json!({"operation": "write_files", "arguments": write_args("p1", &["b.html"])}),
+            )
+            .await
+    };
+    let ((held, _), (refused, _)) =
+        tokio::join!(held_write(&gateway, &mut first, json!({})), later);
+    assert!(
+        text_of(&held).contains("no approver answered in time"),
+        "{held}"
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(text_of(&refused).contains("too many calls"), "{refused}");
+}
+
+/// A `finalize_plan` approved in one MCP session mints a plan for that session only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_plans_are_kept_per_mcp_session() {
+    let gateway = Gateway::start_with(|raw| quick_holds(raw, 2)).await;
+    gateway.record_consent().await;
+    let mut planner = connected(&gateway, json!({})).await;
+    let mut other = connected(&gateway, json!({})).await;
+    let plan = json!({"operation": "finalize_plan",
+        "arguments": {"project_id": "p1", "writes": ["site/a.html"], "scope": "paths"}});
+    let approve = async {
+        let approval = pending_approval(&gateway).await;
+        assert_eq!(approval["card"]["kind"], "plan", "{approval}");
+        gateway.approve(approval["id"].as_str().unwrap()).await;
+    };
+    let ((planned, _), ()) = tokio::join!(planner.call("ClaudeDesign", plan), approve);
+    assert_eq!(planned["isError"], false, "{planned}");
+    let token: Value = serde_json::from_str(&text_of(&planned)).unwrap();
+    let token = token["plan_token"].as_str().unwrap().to_string();
+    let write = json!({"operation": "write_files", "arguments":
+        super::harness::covered_write_args("p1", &token, &["site/a.html"])});
+    let (elsewhere, _) = other.call("ClaudeDesign", write.clone()).await;
+    assert_eq!(elsewhere["isError"], true, "{elsewhere}");
+    assert_eq!(gateway.tool_calls("write_files").await, 0);
+    let (covered, _) = planner.call("ClaudeDesign", write).await;
+    assert_eq!(covered["isError"], false, "{covered}");
+    assert_eq!(gateway.tool_calls("write_files").await, 1);
+}

@@ -7,6 +7,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
 use super::hold::Hold;
 use super::outcome;
@@ -17,6 +18,7 @@ use crate::server::gateway::{AppState, Handled};
 
 pub async fn call(
     state: &AppState,
+    held: &Semaphore,
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResult {
@@ -47,6 +49,13 @@ pub async fn call(
             outcome::not_approved(&approval, &decision_id)
         }
         Ok(Handled::Asked { approval, .. }) => {
+            let Ok(_permit) = held.try_acquire() else {
+                return outcome::error(&format!(
+                    "askgate holds too many calls for approval to hold this one: approval `{}` \
+                     stays pending (decision {decision_id})",
+                    approval.id
+                ));
+            };
             Hold {
                 state,
                 approval: &approval,

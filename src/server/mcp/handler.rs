@@ -6,8 +6,11 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
+use std::sync::Arc;
+
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tokio::sync::Semaphore;
 
 use super::session::McpSession;
 use super::{call, listing};
@@ -16,6 +19,8 @@ use crate::server::gateway::AppState;
 #[derive(Clone)]
 pub struct Front {
     pub state: AppState,
+    /// One permit per call held for an approver, shared by every session.
+    pub held: Arc<Semaphore>,
 }
 
 const INSTRUCTIONS: &str = "askgate decides every call to Claude Design and Projects with its \
@@ -65,6 +70,8 @@ impl ServerHandler for Front {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(call::call(&self.state, request, &context).await.into())
+        Ok(call::call(&self.state, &self.held, request, &context)
+            .await
+            .into())
     }
 }

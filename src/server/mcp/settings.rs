@@ -22,6 +22,9 @@ pub struct RawMcp {
     pub allowed_origins: Option<Vec<String>>,
     /// Open MCP sessions at most (default 256); a new `initialize` beyond it gets 503.
     pub max_sessions: Option<usize>,
+    /// Calls held for an approver at once, at most (default 64); one more is answered with
+    /// `isError` and its approval stays pending.
+    pub max_held: Option<usize>,
     /// The service's URL as approvers reach it, for the approval links sent to clients
     /// (default: `http://` and the request's `Host`).
     pub public_url: Option<String>,
@@ -35,6 +38,7 @@ pub struct McpSettings {
     pub allowed_hosts: Vec<String>,
     pub allowed_origins: Vec<String>,
     pub max_sessions: usize,
+    pub max_held: usize,
     pub public_url: Option<String>,
 }
 
@@ -46,6 +50,7 @@ impl Default for McpSettings {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
             allowed_origins: Vec::new(),
             max_sessions: 256,
+            max_held: 64,
             public_url: None,
         }
     }
@@ -89,6 +94,13 @@ impl McpSettings {
                 format!("{max_sessions} is outside 1..=100000"),
             ));
         }
+        let max_held = raw.max_held.unwrap_or(defaults.max_held);
+        if max_held == 0 || max_held > 10_000 {
+            return Err(invalid(
+                "max_held",
+                format!("{max_held} is outside 1..=10000"),
+            ));
+        }
         let public_url = match raw.public_url {
             Some(url) if !(url.starts_with("http://") || url.starts_with("https://")) => {
                 return Err(invalid(
@@ -114,6 +126,7 @@ impl McpSettings {
             allowed_hosts: raw.allowed_hosts.unwrap_or(defaults.allowed_hosts),
             allowed_origins,
             max_sessions,
+            max_held,
             public_url,
         })
     }
