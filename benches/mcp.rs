@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 use askgate::server::config::{Config, RawConfig, DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN};
 use serde_json::{json, Value};
 
+/// The allocator `serve` runs with (src/main.rs).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const ROUNDS: usize = 20;
 
 struct Target {

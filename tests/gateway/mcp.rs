@@ -127,7 +127,10 @@ async fn mcp_lists_no_design_tool_when_the_design_flag_is_off() {
     let list = json!({"operation": "list_projects", "arguments": {}});
     let (result, _) = client.call("ClaudeDesign", list).await;
     assert_eq!(result["isError"], true, "{result}");
-    assert!(text_of(&result).contains("gates.design-feature-off"), "{result}");
+    assert!(
+        text_of(&result).contains("gates.design-feature-off"),
+        "{result}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
