@@ -7,7 +7,8 @@
 //! (bodies), `gateway` (decide → execute / hold / refuse), `approving` (pending approvals and
 //! the approver's answer), `observe` (upstream facts before a
 //! decision), `execute` (follow-ups and state events after), `account` (per-account and
-//! per-session stores), `approvals`, `metrics`, `clock`, `error`, `routes`.
+//! per-session stores), `approvals`, `metrics`, `clock`, `error`, `routes`, `mcp` (the MCP
+//! front door at `/mcp`).
 
 pub mod account;
 pub mod approvals;
@@ -24,6 +25,7 @@ pub mod gateway;
 pub mod hook;
 pub mod journal;
 pub mod listen;
+pub mod mcp;
 pub mod metrics;
 pub mod observe;
 pub mod reload;
@@ -53,6 +55,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(routes::metrics))
         .merge(console::router())
+        .merge(mcp::router(state.clone()))
         .with_state(state)
 }
 

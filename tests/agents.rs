@@ -3,3 +3,4 @@
 
 mod client;
 mod hook;
+mod mcp;

@@ -18,6 +18,8 @@ pub(crate) mod harness;
 mod hook;
 pub(crate) mod hook_log;
 mod local_path;
+mod mcp;
+pub mod mcp_client;
 mod plans;
 mod projects;
 mod session_route;

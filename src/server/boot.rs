@@ -197,6 +197,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         shadow: arc_swap::ArcSwapOption::from(shadow.map(Arc::new)),
         reloader: Some(Arc::new(reloader)),
         journal: journal(config)?,
+        mcp: config.mcp.clone(),
     };
     let state = AppState(Arc::new(inner));
     super::approving::spawn_sweeper(&state);

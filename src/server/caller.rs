@@ -19,6 +19,32 @@ pub enum Role {
 pub struct Caller {
     pub role: Role,
     pub principal: String,
+    /// The session facts of this caller's MCP sessions (the caller's configuration, never the
+    /// model's).
+    pub defaults: SessionDefaults,
+}
+
+/// Per-caller session facts from the configuration file (`callers[].session`), used where the
+/// client does not send them itself (MCP). Missing keys take the `Session` defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionDefaults {
+    pub agent: crate::facts::AgentKind,
+    pub mode: crate::facts::Mode,
+    pub interactive: bool,
+    pub permission_hook: bool,
+}
+
+impl Default for SessionDefaults {
+    fn default() -> Self {
+        let session = crate::facts::Session::default();
+        Self {
+            agent: session.agent,
+            mode: session.mode,
+            interactive: session.interactive,
+            permission_hook: session.permission_hook,
+        }
+    }
 }
 
 /// The configured bearer tokens. Tokens are compared whole and never logged.

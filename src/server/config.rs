@@ -9,7 +9,7 @@ mod raw;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use super::caller::{Caller, Callers, Role};
+use super::caller::{Caller, Callers, Role, SessionDefaults};
 use crate::facts::Environment;
 
 pub use approvals::{ApprovalLimits, RawApprovalLimits};
@@ -68,6 +68,7 @@ pub struct Config {
     pub refuse_without_log: bool,
     pub log_fsync: bool,
     pub http: HttpLimits,
+    pub mcp: super::mcp::McpSettings,
 }
 
 impl Config {
@@ -130,7 +131,9 @@ impl Config {
         };
         let approvals = ApprovalLimits::validate(raw.approvals)?;
         let http = HttpLimits::validate(raw.http)?;
+        let mcp = super::mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
         Ok(Self {
+            mcp,
             approvals,
             http,
             shadow_policies: raw.shadow_policies.unwrap_or_default(),
@@ -212,6 +215,7 @@ fn callers(
                 Caller {
                     role: Role::Agent,
                     principal: "demo-agent".to_string(),
+                    defaults: SessionDefaults::default(),
                 },
             ),
             (
@@ -219,6 +223,7 @@ fn callers(
                 Caller {
                     role: Role::Approver,
                     principal: "demo-approver".to_string(),
+                    defaults: SessionDefaults::default(),
                 },
             ),
         ];
@@ -259,6 +264,7 @@ fn callers(
             Caller {
                 role: caller.role,
                 principal: caller.principal,
+                defaults: caller.session,
             },
         )
     });

@@ -254,9 +254,11 @@ async fn decide(
     if !same_token(&form.csrf, &session.csrf) {
         return csrf_refused(Some(&session));
     }
+    // Approving reads only who approves; session defaults are an agent's (MCP) concern.
     let caller = Caller {
         role: Role::Approver,
         principal: session.principal.clone(),
+        defaults: super::caller::SessionDefaults::default(),
     };
     let decided = if approving {
         state.approve(&caller, &id).await

@@ -41,6 +41,8 @@ pub struct Inner {
     pub shadow: arc_swap::ArcSwapOption<PolicySnapshot>,
     pub reloader: Option<Arc<super::reload::Reloader>>,
     pub journal: super::journal::Journal,
+    /// The MCP front door's settings (`server::mcp`).
+    pub mcp: super::mcp::McpSettings,
 }
 
 /// The service's shared state; cheap to clone.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::super::caller::Role;
+use super::super::caller::{Role, SessionDefaults};
 use super::ConfigError;
 use crate::facts::Environment;
 
@@ -16,6 +16,9 @@ pub struct RawCaller {
     pub token: String,
     pub role: Role,
     pub principal: String,
+    /// This caller's MCP session facts (`agent`, `mode`, `interactive`, `permission_hook`).
+    #[serde(default)]
+    pub session: SessionDefaults,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -56,6 +59,8 @@ pub struct RawConfig {
     pub log_durability: Option<String>,
     /// Timeouts, the connection cap and the body limit (`config::http`).
     pub http: Option<super::http::RawHttpLimits>,
+    /// The MCP front door (`/mcp`): approval wait, allowed hosts and origins, session cap.
+    pub mcp: Option<crate::server::mcp::RawMcp>,
 }
 
 impl RawConfig {
@@ -110,6 +115,7 @@ impl RawConfig {
             log_failure: higher.log_failure.or(self.log_failure),
             log_durability: higher.log_durability.or(self.log_durability),
             http: higher.http.or(self.http),
+            mcp: higher.mcp.or(self.mcp),
         }
     }
 }

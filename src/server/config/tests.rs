@@ -9,6 +9,7 @@ fn caller(token: &str) -> RawCaller {
         token: token.to_string(),
         role: Role::Approver,
         principal: "ops".to_string(),
+        session: crate::server::caller::SessionDefaults::default(),
     }
 }
 

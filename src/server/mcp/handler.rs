@@ -1,0 +1,77 @@
+//! server::mcp::handler: askgate as an rmcp `ServerHandler` — it advertises the tools
+//! capability, lists the tools the policies leave open ([`super::listing`]) and hands every
+//! `tools/call` to [`super::call`]. One handler serves one MCP session.
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use std::sync::Arc;
+
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tokio::sync::Semaphore;
+
+use super::session::McpSession;
+use super::{call, listing};
+use crate::server::gateway::AppState;
+
+#[derive(Clone)]
+pub struct Front {
+    pub state: AppState,
+    /// One permit per call held for an approver, shared by every session.
+    pub held: Arc<Semaphore>,
+}
+
+const INSTRUCTIONS: &str = "askgate decides every call to Claude Design and Projects with its \
+    policies: an allowed call runs, a denied one comes back as an error naming the reason, and \
+    one that needs a person is held until an approver decides.";
+
+impl ServerHandler for Front {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("askgate", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        tracing::info!(
+            client = ?request.client_info,
+            capabilities = ?request.capabilities,
+            protocol = %request.protocol_version,
+            "mcp client initialized"
+        );
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let public_url = self.state.inner().mcp.public_url.as_deref();
+        let Some(session) = McpSession::of(&context, public_url) else {
+            return Err(ErrorData::invalid_request(
+                "this request carries no authenticated caller",
+                None,
+            ));
+        };
+        let tools = listing::listed(&self.state, &session.facts).await;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(call::call(&self.state, &self.held, request, &context)
+            .await
+            .into())
+    }
+}

@@ -1,0 +1,132 @@
+//! server::mcp::hold: an asked `tools/call` held open until an approver decides or the wait
+//! ends. While it waits it reports progress (when the client gave a progress token) and, when
+//! the client declared URL-mode elicitation, points the user at the approval. It never sends a
+//! form-mode elicitation: the agent's own client can answer those (Claude Code's `Elicitation`
+//! hook), so such an answer is not a human approval. The approval itself is only ever decided
+//! through the approvals API.
+
+use std::time::Duration;
+
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::service::ElicitationMode;
+use rmcp::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use super::outcome;
+use crate::server::approvals::{ApprovalStatus, ApprovalView};
+use crate::server::gateway::AppState;
+use rmcp::model::CallToolResult;
+
+/// How long a call an approver already started may still take after the wait ends.
+const RUNNING_GRACE: Duration = Duration::from_secs(60);
+
+/// One held call.
+pub struct Hold<'a> {
+    pub state: &'a AppState,
+    pub approval: &'a ApprovalView,
+    pub decision_id: &'a str,
+    pub peer: &'a Peer<RoleServer>,
+    pub progress: Option<ProgressToken>,
+    pub cancelled: CancellationToken,
+    /// Where approvers reach this service, for the approval's link.
+    pub base_url: String,
+}
+
+impl Hold<'_> {
+    pub async fn result(self) -> CallToolResult {
+        // The elicitation runs in this task, beside the wait, so rmcp sends it on this call's
+        // own response stream; it is dropped when the wait ends.
+        let elicitation = async {
+            self.point_at_approval().await;
+            std::future::pending().await
+        };
+        let view = tokio::select! {
+            view = self.wait() => view,
+            never = elicitation => never,
+        };
+        match view {
+            Ok(view) if view.status == ApprovalStatus::Completed => match view.result {
+                Some(result) => outcome::upstream(result),
+                None => outcome::error("the approved call finished without a result"),
+            },
+            Ok(view) => outcome::not_approved(&view, self.decision_id),
+            Err(error) => outcome::error(&format!("askgate lost the approval: {error}")),
+        }
+    }
+
+    /// Waits in slices so progress can be reported between them; gives up at the deadline
+    /// (plus a grace for a call already running) or when the client cancels.
+    async fn wait(&self) -> Result<ApprovalView, crate::server::error::ApiError> {
+        let inner = self.state.inner();
+        let deadline = tokio::time::Instant::now() + inner.mcp.approval_wait;
+        let mut reported = 0u32;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let slice = left.min(inner.mcp.progress_every);
+            let view = self.wait_slice(slice).await?;
+            match view.status {
+                ApprovalStatus::Pending | ApprovalStatus::Running if !left.is_zero() => {}
+                ApprovalStatus::Running => return self.wait_slice(RUNNING_GRACE).await,
+                _ => return Ok(view),
+            }
+            if self.cancelled.is_cancelled() {
+                return Ok(view);
+            }
+            reported += 1;
+            self.report(reported).await;
+        }
+    }
+
+    async fn wait_slice(
+        &self,
+        slice: Duration,
+    ) -> Result<ApprovalView, crate::server::error::ApiError> {
+        let inner = self.state.inner();
+        let clock = inner.clock.clone();
+        tokio::select! {
+            view = inner.approvals.wait(&self.approval.id, slice, move || clock.now()) => view,
+            () = self.cancelled.cancelled() => inner.approvals.view(&self.approval.id, inner.clock.now()),
+        }
+    }
+
+    async fn report(&self, reported: u32) {
+        let Some(token) = self.progress.clone() else {
+            return;
+        };
+        let progress =
+            ProgressNotificationParam::new(token, f64::from(reported)).with_message(format!(
+                "waiting for an approver to decide approval `{}`",
+                self.approval.id
+            ));
+        if let Err(error) = self.peer.notify_progress(progress).await {
+            tracing::debug!(%error, "progress notification not sent");
+        }
+    }
+
+    /// A URL elicitation pointing at the approval, when the client declared URL mode. Its
+    /// answer is not an approval: whatever the client says, the call waits for the approvals
+    /// API. On 2026-07-28 sessions rmcp refuses server-to-client requests and nothing is sent.
+    async fn point_at_approval(&self) {
+        if !self
+            .peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Url)
+        {
+            return;
+        }
+        let id = &self.approval.id;
+        let Ok(url) = url::Url::parse(&format!("{}/v1/approvals/{id}", self.base_url)) else {
+            return;
+        };
+        let message = format!(
+            "askgate is holding this call until an approver decides approval `{id}`; \
+             the approval is at the link."
+        );
+        let wait = self.state.inner().mcp.approval_wait;
+        let answer = self
+            .peer
+            .elicit_url_with_timeout(message, url, id.clone(), Some(wait))
+            .await;
+        tracing::debug!(?answer, "approval link elicitation answered");
+    }
+}

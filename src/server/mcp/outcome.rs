@@ -1,0 +1,79 @@
+//! server::mcp::outcome: what a `tools/call` answers, as an MCP tool result — the executor's
+//! upstream result as it is (caps and notices already applied), or an `isError` result that
+//! names why: a deny (reason, determining policies, decision id), bad input (the field), a
+//! refused or expired approval, or a failure on the way. Never a JSON-RPC error.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{json, Value};
+
+use crate::authz::Decision;
+use crate::server::approvals::ApprovalView;
+use crate::server::error::ApiError;
+
+/// The executor's result is already an MCP result (`content`, `isError`, maybe
+/// `structuredContent`); anything else is passed on as its JSON text.
+pub fn upstream(result: Value) -> CallToolResult {
+    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+    let content = result
+        .get("content")
+        .cloned()
+        .and_then(|content| serde_json::from_value::<Vec<ContentBlock>>(content).ok());
+    let Some(content) = content else {
+        return error(&result.to_string());
+    };
+    let mut out = if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    out.structured_content = result.get("structuredContent").cloned();
+    out
+}
+
+pub fn denied(decision_id: &str, decision: &Decision) -> CallToolResult {
+    let text = format!(
+        "askgate denied this call: {} (policies: {}; decision {decision_id})",
+        decision.reason,
+        decision.policies.join(", ")
+    );
+    let mut out = error(&text);
+    out.structured_content = Some(json!({
+        "decision": "deny", "reason": decision.reason, "policies": decision.policies,
+        "decision_id": decision_id
+    }));
+    out
+}
+
+/// Input the pipeline refused before deciding: it names the field.
+pub fn refused_input(error: &ApiError) -> CallToolResult {
+    match error {
+        ApiError::BadCall(call) => self::error(&format!(
+            "invalid input `{}`: {} (nothing was decided or run)",
+            call.field, call.message
+        )),
+        other => self::error(&format!("askgate could not take this call: {other}")),
+    }
+}
+
+/// The approval ended without running the call.
+pub fn not_approved(view: &ApprovalView, decision_id: &str) -> CallToolResult {
+    let why = match view.status.as_str() {
+        "refused" => "an approver refused it",
+        "expired" => "it expired before an approver answered",
+        _ => "no approver answered in time; it stays pending and may still run if approved",
+    };
+    let mut out = error(&format!(
+        "askgate held this call for approval `{}` ({}), and it did not run: {why} (decision {decision_id})",
+        view.id,
+        view.status.as_str()
+    ));
+    out.structured_content = Some(json!({
+        "decision": "ask", "approval_id": view.id, "status": view.status,
+        "decision_id": decision_id
+    }));
+    out
+}
+
+pub fn error(text: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}

@@ -1,0 +1,142 @@
+//! The MCP front door with the real client: Claude Code connects to `serve`'s `/mcp` with an
+//! agent token and the model's `mcp__askgate__ClaudeDesign` calls go through askgate's
+//! pipeline (issue 10 §3, tests 1–3).
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::gateway::harness::{write_args, Gateway, AGENT, APPROVER};
+use crate::support::claude_code::Run;
+use crate::support::fake_messages::{FakeMessages, ToolResult, Turn};
+
+const DESIGN_TOOL: &str = "mcp__askgate__ClaudeDesign";
+
+/// Claude Code's `--mcp-config` for askgate at `server` with the demo agent token.
+fn mcp_config(server: &str) -> Value {
+    json!({"mcpServers": {"askgate": {"type": "http", "url": format!("{server}/mcp"),
+        "headers": {"Authorization": format!("Bearer {AGENT}")}}}})
+}
+
+fn run<'a>(fake: &'a FakeMessages, gateway: &Gateway) -> Run<'a> {
+    Run {
+        api_url: &fake.url,
+        prompt: "work on the design project",
+        mcp_config: Some(mcp_config(&gateway.url)),
+        settings: None,
+        allowed_tools: vec![DESIGN_TOOL.to_string()],
+        env: Vec::new(),
+        timeout: Duration::from_secs(150),
+    }
+}
+
+fn design(operation: &str, arguments: Value) -> Turn {
+    Turn::tool(
+        DESIGN_TOOL,
+        json!({"operation": operation, "arguments": arguments}),
+    )
+}
+
+/// The one tool result the model was sent back.
+fn only_result(fake: &FakeMessages, out: &Value) -> ToolResult {
+    let results = fake.tool_results();
+    assert_eq!(results.len(), 1, "{results:?}; client output {out}");
+    results.into_iter().next().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_read_list_projects_returns_the_sandboxs_projects_to_the_model() {
+    let gateway = Gateway::start().await;
+    gateway.record_consent().await;
+    let fake = FakeMessages::start(vec![
+        design("list_projects", json!({})),
+        Turn::Text("listed".to_string()),
+    ])
+    .await;
+    let out = run(&fake, &gateway).json().await;
+    assert_eq!(out["result"], "listed", "{out}");
+    let result = only_result(&fake, &out);
+    assert!(!result.is_error, "{result:?}");
+    assert!(result.text.contains("Q3 deck"), "{result:?}");
+    assert!(result.text.contains("p1"), "{result:?}");
+    assert_eq!(gateway.tool_calls("list_projects").await, 1);
+}
+
+/// Approves the first pending approval once it appears, through the approvals API.
+async fn approve_when_pending(gateway: &Gateway) -> Value {
+    for _ in 0..1_200 {
+        let pending = gateway.get("/v1/approvals", Some(APPROVER)).await;
+        if let Some(approval) = pending.body["approvals"].as_array().and_then(|a| a.first()) {
+            assert_eq!(gateway.tool_calls("write_files").await, 0, "held, not run");
+            let id = approval["id"].as_str().unwrap();
+            let approved = gateway.approve(id).await;
+            assert_eq!(approved.status, 200, "{}", approved.body);
+            return approval.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the held call never became a pending approval");
+}
+
+/// Claude Code's current MCP client speaks 2026-07-28 (stateless); `MCP_SDK_GENERATION=v1`
+/// makes it speak 2025-11-25 (`initialize`, `Mcp-Session-Id`, URL elicitation declared).
+const GENERATIONS: [Option<&str>; 2] = [None, Some("v1")];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_ask_holds_a_tokenless_write_until_approved_and_the_write_lands_once() {
+    for generation in GENERATIONS {
+        held_write_lands_once(generation).await;
+    }
+}
+
+async fn held_write_lands_once(generation: Option<&str>) {
+    let gateway = Gateway::start().await;
+    gateway.record_consent().await;
+    let fake = FakeMessages::start(vec![
+        design("write_files", write_args("p1", &["held.html"])),
+        Turn::Text("written".to_string()),
+    ])
+    .await;
+    let mut client = run(&fake, &gateway);
+    if let Some(generation) = generation {
+        client
+            .env
+            .push(("MCP_SDK_GENERATION".into(), generation.into()));
+    }
+    let (out, approval) = tokio::join!(client.json(), approve_when_pending(&gateway));
+    assert_eq!(approval["card"]["kind"], "grant", "{approval}");
+    assert_eq!(out["result"], "written", "{out}");
+    let result = only_result(&fake, &out);
+    assert!(!result.is_error, "{result:?}");
+    let stats = gateway.stats().await;
+    assert_eq!(stats["grant_posts"], 1, "{stats}");
+    // The first attempt is refused with needs_project_grant, then the one write that lands.
+    assert_eq!(stats["tools_call"]["write_files"], 2, "{stats}");
+    assert_eq!(
+        gateway.read_file("p1", "held.html").await.as_deref(),
+        Some("<p>held.html</p>")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_deny_refuses_a_claude_md_write_with_the_reason_and_the_sandbox_never_sees_it() {
+    let gateway = Gateway::start().await;
+    gateway.record_consent().await;
+    let fake = FakeMessages::start(vec![
+        design("write_files", write_args("p1", &["CLAUDE.md"])),
+        Turn::Text("refused".to_string()),
+    ])
+    .await;
+    let out = run(&fake, &gateway).json().await;
+    assert_eq!(out["result"], "refused", "{out}");
+    let result = only_result(&fake, &out);
+    assert!(result.is_error, "{result:?}");
+    assert!(
+        result.text.contains("askgate denied this call"),
+        "{result:?}"
+    );
+    assert!(result.text.contains("reserved"), "{result:?}");
+    let stats = gateway.stats().await;
+    assert_eq!(stats["tools_call"].get("write_files"), None, "{stats}");
+    assert_eq!(stats["grant_posts"], 0, "{stats}");
+}

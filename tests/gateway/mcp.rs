@@ -1,0 +1,392 @@
+//! The MCP front door over real HTTP (issue 10 §1): bearer auth on `/mcp`, the tools the
+//! policies leave open, and `tools/call` through the gateway pipeline — allow, deny, bad
+//! input, and an ask held until an approver decides (with progress and the URL elicitation).
+
+use std::time::Duration;
+
+use askgate::server::mcp::RawMcp;
+use serde_json::{json, Value};
+
+use super::harness::{text_of, write_args, Gateway, AGENT, APPROVER};
+use super::mcp_client::{McpClient, McpReply};
+
+async fn connected<'a>(gateway: &'a Gateway, capabilities: Value) -> McpClient<'a> {
+    let mut client = McpClient::new(gateway, Some(AGENT));
+    let reply = client.initialize(capabilities).await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(
+        client.session.is_some(),
+        "initialize gives a session: {reply:?}"
+    );
+    client
+}
+
+fn quick_holds(raw: &mut askgate::server::config::RawConfig, wait: u64) {
+    raw.mcp = Some(RawMcp {
+        approval_wait_seconds: Some(wait),
+        progress_seconds: Some(1),
+        ..RawMcp::default()
+    });
+}
+
+/// The pending approval the held call created, polled through the approvals API.
+async fn pending_approval(gateway: &Gateway) -> Value {
+    for _ in 0..100 {
+        let reply = gateway.get("/v1/approvals", Some(APPROVER)).await;
+        if let Some(first) = reply.body["approvals"].as_array().and_then(|a| a.first()) {
+            return first.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no pending approval appeared");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_without_a_known_token_is_401_with_a_bearer_challenge() {
+    let gateway = Gateway::start().await;
+    for token in [None, Some("not-a-configured-token")] {
+        let mut client = McpClient::new(&gateway, token);
+        let reply = client.initialize(json!({})).await;
+        assert_eq!(reply.status, 401, "{reply:?}");
+        let challenge = reply.www_authenticate.unwrap_or_default();
+        assert!(challenge.starts_with("Bearer "), "{challenge}");
+        assert!(
+            !reply.text.contains("not-a-configured-token"),
+            "{}",
+            reply.text
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_refuses_an_approver_token() {
+    let gateway = Gateway::start().await;
+    let mut client = McpClient::new(&gateway, Some(APPROVER));
+    let reply = client.initialize(json!({})).await;
+    assert_eq!(reply.status, 403, "{reply:?}");
+    assert!(reply.text.contains("approver token"), "{}", reply.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_lists_both_tools_with_the_reference_shapes() {
+    let gateway = Gateway::start().await;
+    let mut client = connected(&gateway, json!({})).await;
+    let reply = client.request("tools/list", json!({})).await;
+    let tools = reply.response(2)["result"]["tools"].clone();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert_eq!(names, ["ClaudeDesign", "Projects"]);
+    let design = &tools[0]["inputSchema"];
+    assert_eq!(design["required"], json!(["operation"]));
+    let operations = design["properties"]["operation"]["enum"]
+        .as_array()
+        .unwrap();
+    assert!(operations.contains(&json!("write_files")), "{design}");
+    assert!(tools[1]["inputSchema"]["properties"]["method"]["enum"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("project_delete")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_lists_no_projects_tool_without_an_attached_project() {
+    let gateway = Gateway::start_with(|raw| {
+        raw.environment = Some(askgate::facts::Environment {
+            attached_project: Some(String::new()),
+            ..Default::default()
+        });
+    })
+    .await;
+    let mut client = connected(&gateway, json!({})).await;
+    assert_eq!(client.tool_names().await, ["ClaudeDesign"]);
+    let (result, _) = client
+        .call("Projects", json!({"method": "project_info"}))
+        .await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        text_of(&result).contains("gates.projects-not-attached"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_lists_no_design_tool_when_the_design_flag_is_off() {
+    let gateway = Gateway::start_with(|raw| {
+        raw.environment = Some(askgate::facts::Environment {
+            feature_flags: [("tengu_omelette_fouet".to_string(), false)].into(),
+            ..Default::default()
+        });
+    })
+    .await;
+    let mut client = connected(&gateway, json!({})).await;
+    assert_eq!(client.tool_names().await, ["Projects"]);
+    let list = json!({"operation": "list_projects", "arguments": {}});
+    let (result, _) = client.call("ClaudeDesign", list).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        text_of(&result).contains("gates.design-feature-off"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_bad_input_is_a_tool_error_naming_the_field() {
+    let gateway = Gateway::start().await;
+    let mut client = connected(&gateway, json!({})).await;
+    let (result, _) = client
+        .call(
+            "ClaudeDesign",
+            json!({"operation": "read_file", "arguments": {"project_id": "p1", "bogus": 1}}),
+        )
+        .await;
+    assert_eq!(result["isError"], true, "{result}");
+    let text = text_of(&result);
+    assert!(text.contains("invalid input `arguments"), "{text}");
+    assert!(text.contains("bogus"), "{text}");
+    let (result, _) = client.call("Bash", json!({})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(text_of(&result).contains("`name`"), "{result}");
+    assert_eq!(gateway.stats().await["tools_call"], json!({}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_read_returns_the_upstream_result_as_content() {
+    let gateway = Gateway::start().await;
+    gateway.record_consent().await;
+    let mut client = connected(&gateway, json!({})).await;
+    let (result, _) = client
+        .call(
+            "ClaudeDesign",
+            json!({"operation": "list_projects", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(text_of(&result).contains("Q3 deck"), "{result}");
+    assert_eq!(gateway.tool_calls("list_projects").await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_deny_names_the_reason_the_policies_and_the_decision() {
+    let gateway = Gateway::start().await;
+    gateway.record_consent().await;
+    let mut client = connected(&gateway, json!({})).await;
+    let (result, _) = client
+        .call(
+            "ClaudeDesign",
+            json!({"operation": "write_files", "arguments": write_args("p1", &["CLAUDE.md"])}),
+        )
+        .await;
+    assert_eq!(result["isError"], true, "{result}");
+    let text = text_of(&result);
+    assert!(text.contains("askgate denied this call"), "{text}");
+    let denied = &result["structuredContent"];
+    assert!(
+        !denied["policies"].as_array().unwrap().is_empty(),
+        "{result}"
+    );
+    let id = denied["decision_id"].as_str().unwrap();
+    assert!(text.contains(id), "{text}");
+    assert_eq!(gateway.tool_calls("write_files").await, 0);
+}
+
+/// A tokenless write asks for the project grant; the call is held while the test approves.
+async fn held_write(
+    gateway: &Gateway,
+    client: &mut McpClient<'_>,
+    meta: Value,
+) -> (Value, McpReply) {
+    gateway.record_consent().await;
+    client
+        .call_with_meta(
+            "ClaudeDesign",
+            json!({"operation": "write_files", "arguments": write_args("p1", &["held.html"])}),
+            Some(meta),
+        )
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_ask_is_held_with_progress_until_approved_then_returns_the_result() {
+    let gateway = Gateway::start_with(|raw| quick_holds(raw, 30)).await;
+    let mut client = connected(&gateway, json!({})).await;
+    let approve = async {
+        let approval = pending_approval(&gateway).await;
+        assert_eq!(gateway.tool_calls("write_files").await, 0, "held, not run");
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        let id = approval["id"].as_str().unwrap().to_string();
+        let approved = gateway.approve(&id).await;
+        assert_eq!(approved.status, 200, "{}", approved.body);
+    };
+    let ((result, reply), ()) = tokio::join!(
+        held_write(&gateway, &mut client, json!({"progressToken": "p-1"})),
+        approve
+    );
+    assert_eq!(result["isError"], false, "{result}");
+    let progress: Vec<&Value> = reply
+        .messages
+        .iter()
+        .filter(|message| message["method"] == "notifications/progress")
+        .collect();
+    assert!(!progress.is_empty(), "{reply:?}");
+    assert_eq!(progress[0]["params"]["progressToken"], "p-1");
+    assert_eq!(gateway.stats().await["grant_posts"], 1);
+    assert_eq!(
+        gateway.read_file("p1", "held.html").await.as_deref(),
+        Some("<p>held.html</p>")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_refused_approval_is_a_tool_error_saying_so() {
+    let gateway = Gateway::start_with(|raw| quick_holds(raw, 30)).await;
+    let mut client = connected(&gateway, json!({})).await;
+    let refuse = async {
+        let approval = pending_approval(&gateway).await;
+        let refused = gateway.refuse(approval["id"].as_str().unwrap()).await;
+        assert_eq!(refused.status, 200, "{}", refused.body);
+    };
+    let ((result, _), ()) = tokio::join!(held_write(&gateway, &mut client, json!({})), refuse);
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        text_of(&result).contains("an approver refused it"),
+        "{result}"
+    );
+    assert_eq!(gateway.tool_calls("write_files").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_hold_ends_at_the_configured_wait_and_says_the_approval_is_pending() {
+    let gateway = Gateway::start_with(|raw| quick_holds(raw, 1)).await;
+    let mut client = connected(&gateway, json!({})).await;
+    let (result, _) = held_write(&gateway, &mut client, json!({})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        text_of(&result).contains("no approver answered in time"),
+        "{result}"
+    );
+    assert_eq!(result["structuredContent"]["status"], "pending", "{result}");
+    assert_eq!(gateway.tool_calls("write_files").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_url_elicitation_points_at_the_approval_and_form_mode_is_never_used() {
+    for (capabilities, expect_url) in [
+        (json!({"elicitation": {"url": {}, "form": {}}}), true),
+        (json!({"elicitation": {"form": {}}}), false),
+    ] {
+        let gateway = Gateway::start_with(|raw| quick_holds(raw, 1)).await;
+        let mut client = connected(&gateway, capabilities).await;
+        let (result, reply) = held_write(&gateway, &mut client, json!({})).await;
+        assert_eq!(result["isError"], true, "{result}");
+        let approval = result["structuredContent"]["approval_id"].as_str().unwrap();
+        let elicitations: Vec<&Value> = reply
+            .messages
+            .iter()
+            .filter(|message| message["method"] == "elicitation/create")
+            .collect();
+        assert_eq!(elicitations.len(), usize::from(expect_url), "{reply:?}");
+        for elicitation in elicitations {
+            assert_eq!(elicitation["params"]["mode"], "url", "{elicitation}");
+            let url = elicitation["params"]["url"].as_str().unwrap();
+            assert!(url.ends_with(&format!("/v1/approvals/{approval}")), "{url}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_session_facts_come_from_the_callers_configuration() {
+    let gateway = Gateway::start_with(|raw| {
+        raw.callers = Some(vec![
+            serde_json::from_value(
+                json!({"token": "headless-agent-token-0001", "role": "agent",
+                "principal": "ci-bot", "session": {"interactive": false}}),
+            )
+            .unwrap(),
+            serde_json::from_value(json!({"token": APPROVER, "role": "approver",
+                "principal": "lead"}))
+            .unwrap(),
+        ]);
+    })
+    .await;
+    gateway.record_consent().await;
+    let mut client = McpClient::new(&gateway, Some("headless-agent-token-0001"));
+    assert_eq!(client.initialize(json!({})).await.status, 200);
+    let (result, _) = client
+        .call(
+            "ClaudeDesign",
+            json!({"operation": "write_files", "arguments": write_args("p1", &["a.html"])}),
+        )
+        .await;
+    assert_eq!(result["isError"], true, "{result}");
+    let policies = &result["structuredContent"]["policies"];
+    assert!(
+        policies
+            .as_array()
+            .unwrap()
+            .contains(&json!("grants.non-interactive-denied")),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_holds_at_most_max_held_calls_and_answers_the_next_with_an_error() {
+    let gateway = Gateway::start_with(|raw| {
+        raw.mcp = Some(RawMcp {
+            approval_wait_seconds: Some(3),
+            max_held: Some(1),
+            ..RawMcp::default()
+        });
+    })
+    .await;
+    let mut first = connected(&gateway, json!({})).await;
+    let mut second = connected(&gateway, json!({})).await;
+    let later = async {
+        pending_approval(&gateway).await;
+        second
+            .call(
+                "ClaudeDesign",
+                json!({"operation": "write_files", "arguments": write_args("p1", &["b.html"])}),
+            )
+            .await
+    };
+    let ((held, _), (refused, _)) =
+        tokio::join!(held_write(&gateway, &mut first, json!({})), later);
+    assert!(
+        text_of(&held).contains("no approver answered in time"),
+        "{held}"
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(text_of(&refused).contains("too many calls"), "{refused}");
+}
+
+/// A `finalize_plan` approved in one MCP session mints a plan for that session only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_plans_are_kept_per_mcp_session() {
+    let gateway = Gateway::start_with(|raw| quick_holds(raw, 2)).await;
+    gateway.record_consent().await;
+    let mut planner = connected(&gateway, json!({})).await;
+    let mut other = connected(&gateway, json!({})).await;
+    let plan = json!({"operation": "finalize_plan",
+        "arguments": {"project_id": "p1", "writes": ["site/a.html"], "scope": "paths"}});
+    let approve = async {
+        let approval = pending_approval(&gateway).await;
+        assert_eq!(approval["card"]["kind"], "plan", "{approval}");
+        gateway.approve(approval["id"].as_str().unwrap()).await;
+    };
+    let ((planned, _), ()) = tokio::join!(planner.call("ClaudeDesign", plan), approve);
+    assert_eq!(planned["isError"], false, "{planned}");
+    let token: Value = serde_json::from_str(&text_of(&planned)).unwrap();
+    let token = token["plan_token"].as_str().unwrap().to_string();
+    let write = json!({"operation": "write_files", "arguments":
+        super::harness::covered_write_args("p1", &token, &["site/a.html"])});
+    let (elsewhere, _) = other.call("ClaudeDesign", write.clone()).await;
+    assert_eq!(elsewhere["isError"], true, "{elsewhere}");
+    assert_eq!(gateway.tool_calls("write_files").await, 0);
+    let (covered, _) = planner.call("ClaudeDesign", write).await;
+    assert_eq!(covered["isError"], false, "{covered}");
+    assert_eq!(gateway.tool_calls("write_files").await, 1);
+}
