@@ -27,6 +27,7 @@ pub mod journal;
 pub mod listen;
 pub mod mcp;
 pub mod metrics;
+pub mod notify;
 pub mod observe;
 pub mod reload;
 pub mod routes;

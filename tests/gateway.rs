@@ -26,3 +26,4 @@ mod session_route;
 mod state;
 mod transport;
 mod upstream;
+mod webhook;

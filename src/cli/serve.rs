@@ -134,6 +134,11 @@ fn announce(config: &Config, booted: &crate::server::boot::Booted) {
     let snapshot = booted.state.inner().snapshot.load();
     println!("askgate listening on http://{}", config.listen);
     println!(
+        "approval console: http://{}/console (sign in with an approver token)",
+        config.listen
+    );
+    println!("MCP for agents: http://{}/mcp", config.listen);
+    println!(
         "policies: {} ({} policies)",
         snapshot.hash(),
         snapshot.len()

@@ -59,10 +59,13 @@ impl AppState {
             kinds,
         };
         match inner.approvals.create(view, pending, &decision_id, now) {
-            Ok(view) => Ok(Handled::Asked {
-                decision,
-                approval: Box::new(view),
-            }),
+            Ok(view) => {
+                inner.notifier.approval_held(&view, now);
+                Ok(Handled::Asked {
+                    decision,
+                    approval: Box::new(view),
+                })
+            }
             Err(limit) => {
                 let message = format!("the call asks for an approval, but {limit}");
                 let result = super::execute::error_json("approval_limit", &message);

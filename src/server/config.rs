@@ -4,6 +4,7 @@
 
 mod approvals;
 mod http;
+mod notify;
 mod raw;
 
 use std::net::SocketAddr;
@@ -18,6 +19,7 @@ pub use http::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_RESERVED_CONNECTIONS,
     RESERVED_HEADER_READ_TIMEOUT,
 };
+pub use notify::RawNotify;
 pub use raw::{RawCaller, RawConfig, RawUpstreamCredentials};
 
 /// Demo caller tokens used only when none are configured and the service listens on loopback.
@@ -69,6 +71,8 @@ pub struct Config {
     pub log_fsync: bool,
     pub http: HttpLimits,
     pub mcp: super::mcp::McpSettings,
+    /// The approval webhook (`notify`), if any.
+    pub notify: Option<super::notify::WebhookTarget>,
 }
 
 impl Config {
@@ -132,8 +136,13 @@ impl Config {
         let approvals = ApprovalLimits::validate(raw.approvals)?;
         let http = HttpLimits::validate(raw.http)?;
         let mcp = super::mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
+        let notify = raw
+            .notify
+            .unwrap_or_default()
+            .validate(&listen.to_string())?;
         Ok(Self {
             mcp,
+            notify,
             approvals,
             http,
             shadow_policies: raw.shadow_policies.unwrap_or_default(),

@@ -33,6 +33,8 @@ pub struct Inner {
     pub clock: Arc<dyn Clock>,
     pub account: Account,
     pub approvals: ApprovalStore,
+    /// The approval webhook's sender (does nothing when none is configured).
+    pub notifier: super::notify::Notifier,
     /// Approvers signed in to `/console`.
     pub console: super::console::session::ConsoleSessions,
     pub metrics: Metrics,

@@ -89,7 +89,7 @@ impl Metrics {
             .fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn render(&self, pending_approvals: usize) -> String {
+    pub fn render(&self, pending_approvals: usize, webhook: &super::notify::Deliveries) -> String {
         let mut out = String::new();
         out.push_str("# HELP askgate_decisions_total Decisions by tool, operation and outcome.\n# TYPE askgate_decisions_total counter\n");
         let mut rows: Vec<_> = self
@@ -134,6 +134,21 @@ impl Metrics {
         }
         out.push_str("# HELP askgate_pending_approvals Approvals waiting for a human (expired ones not counted).\n# TYPE askgate_pending_approvals gauge\n");
         let _ = writeln!(out, "askgate_pending_approvals {pending_approvals}");
+        out.push_str("# HELP askgate_webhook_messages_total Approval webhook messages by result.\n# TYPE askgate_webhook_messages_total counter\n");
+        for (result, count) in [
+            ("delivered", &webhook.delivered),
+            ("failed", &webhook.failed),
+            ("dropped", &webhook.dropped),
+        ] {
+            let count = count.load(Ordering::Relaxed);
+            let _ = writeln!(
+                out,
+                "askgate_webhook_messages_total{{result=\"{result}\"}} {count}"
+            );
+        }
+        out.push_str("# HELP askgate_webhook_attempt_failures_total Webhook attempts that failed (each retry counts).\n# TYPE askgate_webhook_attempt_failures_total counter\n");
+        let failures = webhook.attempt_failures.load(Ordering::Relaxed);
+        let _ = writeln!(out, "askgate_webhook_attempt_failures_total {failures}");
         out
     }
 }

@@ -301,6 +301,7 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             .inner()
             .approvals
             .pending_count(state.inner().clock.now()),
+        &state.inner().notifier.deliveries,
     );
     (
         [(

@@ -292,7 +292,10 @@ async fn mcp_url_elicitation_points_at_the_approval_and_form_mode_is_never_used(
         for elicitation in elicitations {
             assert_eq!(elicitation["params"]["mode"], "url", "{elicitation}");
             let url = elicitation["params"]["url"].as_str().unwrap();
-            assert!(url.ends_with(&format!("/v1/approvals/{approval}")), "{url}");
+            assert!(
+                url.ends_with(&format!("/console/approvals/{approval}")),
+                "{url}"
+            );
         }
     }
 }

@@ -61,6 +61,8 @@ pub struct RawConfig {
     pub http: Option<super::http::RawHttpLimits>,
     /// The MCP front door (`/mcp`): approval wait, allowed hosts and origins, session cap.
     pub mcp: Option<crate::server::mcp::RawMcp>,
+    /// The approval webhook (`config::notify`).
+    pub notify: Option<super::notify::RawNotify>,
 }
 
 impl RawConfig {
@@ -116,6 +118,7 @@ impl RawConfig {
             log_durability: higher.log_durability.or(self.log_durability),
             http: higher.http.or(self.http),
             mcp: higher.mcp.or(self.mcp),
+            notify: higher.notify.or(self.notify),
         }
     }
 }

@@ -115,7 +115,7 @@ impl Hold<'_> {
             return;
         }
         let id = &self.approval.id;
-        let Ok(url) = url::Url::parse(&format!("{}/v1/approvals/{id}", self.base_url)) else {
+        let Ok(url) = url::Url::parse(&format!("{}/console/approvals/{id}", self.base_url)) else {
             return;
         };
         let message = format!(

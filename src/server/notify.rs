@@ -1,0 +1,133 @@
+//! server::notify: an optional webhook that receives one JSON message per new pending approval
+//! — a Slack-compatible `text` with the card summary and the console link, plus the structured
+//! approval. Delivery runs in its own task from a bounded queue, is retried with backoff, and
+//! never delays or changes a decision; deliveries, retries and drops are counted in `/metrics`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::approvals::ApprovalView;
+use super::console::card::{kind_label, time_left};
+use super::console::shown::visible_text;
+
+/// Messages waiting for delivery; past it a new one is dropped (and counted).
+pub const QUEUE: usize = 256;
+/// Attempts per message, and the wait before each retry (doubling).
+pub const ATTEMPTS: u32 = 5;
+const FIRST_RETRY: Duration = Duration::from_millis(250);
+/// One attempt's deadline.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where messages go and what links point at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookTarget {
+    pub url: String,
+    /// `http://host:port` the console is reached at (links in messages).
+    pub console_base: String,
+}
+
+/// Delivery counters, rendered by `Metrics`.
+#[derive(Debug, Default)]
+pub struct Deliveries {
+    pub delivered: AtomicU64,
+    /// Messages given up after every attempt failed.
+    pub failed: AtomicU64,
+    /// Attempts that failed (a message retried twice then delivered counts two).
+    pub attempt_failures: AtomicU64,
+    /// Messages not queued because the queue was full.
+    pub dropped: AtomicU64,
+}
+
+/// The sending side; a notifier without a target does nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Notifier {
+    queue: Option<mpsc::Sender<Value>>,
+    console_base: String,
+    pub deliveries: Arc<Deliveries>,
+}
+
+impl Notifier {
+    /// Starts the delivery task for `target` (none: notifications are off).
+    pub fn start(target: Option<WebhookTarget>) -> Notifier {
+        let deliveries = Arc::new(Deliveries::default());
+        let Some(target) = target else {
+            return Notifier {
+                deliveries,
+                ..Notifier::default()
+            };
+        };
+        let (queue, receiver) = mpsc::channel(QUEUE);
+        tokio::spawn(deliver(receiver, target.url, Arc::clone(&deliveries)));
+        Notifier {
+            queue: Some(queue),
+            console_base: target.console_base,
+            deliveries,
+        }
+    }
+
+    /// A new approval is pending: queue its message (never waits).
+    pub fn approval_held(&self, view: &ApprovalView, now: time::OffsetDateTime) {
+        let Some(queue) = &self.queue else {
+            return;
+        };
+        let message = message(view, &self.console_base, now);
+        if queue.try_send(message).is_err() {
+            self.deliveries.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The message for one approval.
+pub fn message(view: &ApprovalView, console_base: &str, now: time::OffsetDateTime) -> Value {
+    let link = format!("{console_base}/console/approvals/{}", view.id);
+    let summary = &view.summary;
+    let project = summary
+        .project_id
+        .as_deref()
+        .map(|project| format!(" on {}", visible_text(project)))
+        .unwrap_or_default();
+    let text = format!(
+        "askgate: {} asks for approval: {} — {} {}{} ({}). {}",
+        visible_text(&view.requested_by),
+        kind_label(view.card.kind()),
+        visible_text(&summary.tool),
+        visible_text(&summary.operation),
+        project,
+        time_left(view.expires_at, now),
+        link
+    );
+    json!({"text": text, "console_url": link, "approval": view})
+}
+
+async fn deliver(mut receiver: mpsc::Receiver<Value>, url: String, deliveries: Arc<Deliveries>) {
+    let client = reqwest::Client::builder()
+        .timeout(ATTEMPT_TIMEOUT)
+        .build()
+        .unwrap_or_default();
+    while let Some(message) = receiver.recv().await {
+        let mut wait = FIRST_RETRY;
+        let mut delivered = false;
+        for attempt in 1..=ATTEMPTS {
+            let sent = client.post(&url).json(&message).send().await;
+            if sent.is_ok_and(|response| response.status().is_success()) {
+                delivered = true;
+                break;
+            }
+            deliveries.attempt_failures.fetch_add(1, Ordering::Relaxed);
+            if attempt < ATTEMPTS {
+                tokio::time::sleep(wait).await;
+                wait *= 2;
+            }
+        }
+        let counter = if delivered {
+            &deliveries.delivered
+        } else {
+            &deliveries.failed
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
