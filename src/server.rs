@@ -8,7 +8,8 @@
 //! the approver's answer), `observe` (upstream facts before a
 //! decision), `execute` (follow-ups and state events after), `account` (per-account and
 //! per-session stores), `approvals`, `metrics`, `clock`, `error`, `routes`, `mcp` (the MCP
-//! front door at `/mcp`).
+//! front door at `/mcp`), `hook` (Claude Code's `PreToolUse` hook, tightening only),
+//! `console` (the approvers' web page at `/console`), `notify` (the approval webhook).
 
 pub mod account;
 pub mod approvals;
