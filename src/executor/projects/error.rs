@@ -56,16 +56,6 @@ pub enum ProjectsError {
         "\"{path}\" is a file upload; project_delete only removes text docs, not uploaded files"
     )]
     UploadNotDeletable { path: String },
-    /// The knowledge budget check of `project_write`.
-    #[error(
-        "Write refused: this write (~{estimate} tokens) would exceed the project's maximum size \
-         (~{maximum} tokens); the project already holds ~{current} tokens"
-    )]
-    BudgetExceeded {
-        estimate: i64,
-        current: i64,
-        maximum: i64,
-    },
     /// A raw upload above the 20 MiB in-session download limit.
     #[error("\"{path}\" is {size} bytes, above the 20971520-byte limit for in-session downloads.")]
     DownloadTooLarge { path: String, size: u64 },
@@ -179,8 +169,7 @@ impl ProjectsError {
             },
             other @ (ProjectsError::NoProject
             | ProjectsError::IncompleteCall { .. }
-            | ProjectsError::NoSessionToken
-            | ProjectsError::BudgetExceeded { .. }) => other,
+            | ProjectsError::NoSessionToken) => other,
         }
     }
 }

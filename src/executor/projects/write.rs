@@ -26,28 +26,6 @@ pub(crate) fn resolve_write_path(path: &str, detail: &ProjectDetail) -> String {
     }
 }
 
-/// The client's estimate: ceil(UTF-8 bytes / 4) tokens.
-pub(crate) fn estimate_tokens(content: &str) -> i64 {
-    i64::try_from(content.len().div_ceil(4)).unwrap_or(i64::MAX)
-}
-
-/// Refuses a write that would push the project past its maximum (the old doc's size is not
-/// subtracted on replace, like the reference). Without knowledge stats there is nothing to check.
-pub(crate) fn check_budget(content: &str, detail: &ProjectDetail) -> Result<(), ProjectsError> {
-    let Some(stats) = detail.knowledge_stats else {
-        return Ok(());
-    };
-    let estimate = estimate_tokens(content);
-    if stats.knowledge_size.saturating_add(estimate) > stats.max_knowledge_size {
-        return Err(ProjectsError::BudgetExceeded {
-            estimate,
-            current: stats.knowledge_size,
-            maximum: stats.max_knowledge_size,
-        });
-    }
-    Ok(())
-}
-
 #[derive(Debug, Deserialize)]
 struct UuidAnswer {
     uuid: String,
@@ -100,9 +78,9 @@ pub(crate) async fn project_write(
     let (content, local_path) = load_source(upstream, source, decided).await?;
     let detail = ProjectDetail::parse(upstream.send(&Action::Detail).await?)?;
     let target = resolve_write_path(path, &detail);
-    // The budget is a policy (`projects.knowledge-budget`) decided before the call; this is
-    // the client's own last check against the detail read just now (fail closed on a race).
-    check_budget(&content, &detail)?;
+    // The knowledge budget is a policy (`projects.knowledge-budget`), decided on the detail
+    // observed for the decision and the size of the very file that is read here; the executor
+    // does not decide it again.
     let existing = detail.doc_named(&target).map(|doc| doc.uuid.clone());
     let doc_uuid = match &existing {
         Some(doc_uuid) => replace(upstream, doc_uuid, &target, &content).await?,
@@ -204,32 +182,5 @@ mod tests {
             "claude/logo.png",
             "uploads are not part of the existence check"
         );
-    }
-
-    #[test]
-    fn estimate_rounds_up_bytes_over_four() {
-        assert_eq!(estimate_tokens(""), 0);
-        assert_eq!(estimate_tokens("a"), 1);
-        assert_eq!(estimate_tokens("abcd"), 1);
-        assert_eq!(estimate_tokens("abcde"), 2);
-        assert_eq!(estimate_tokens("é"), 1, "two UTF-8 bytes");
-    }
-
-    #[test]
-    fn budget_allows_exactly_the_maximum_and_refuses_one_more() {
-        let detail = detail(90, 100);
-        assert!(check_budget(&"x".repeat(40), &detail).is_ok());
-        let error = check_budget(&"x".repeat(41), &detail).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "Write refused: this write (~11 tokens) would exceed the project's maximum size \
-             (~100 tokens); the project already holds ~90 tokens"
-        );
-    }
-
-    #[test]
-    fn budget_is_skipped_without_stats() {
-        let detail = ProjectDetail::default();
-        assert!(check_budget(&"x".repeat(1000), &detail).is_ok());
     }
 }
