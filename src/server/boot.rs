@@ -193,6 +193,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         approvals: ApprovalStore::new(config.approvals),
         console: Default::default(),
         notifier: super::notify::Notifier::start(config.notify.clone()),
+        log_dir: config.log_dir.clone(),
         metrics: Metrics::default(),
         approval_ttl: config.approval_ttl,
         shadow: arc_swap::ArcSwapOption::from(shadow.map(Arc::new)),

@@ -7,11 +7,12 @@
 //! (one approval for a person), `pages` (the HTML).
 
 pub mod card;
+pub mod decisions;
 pub mod pages;
 pub mod session;
 pub mod shown;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -33,6 +34,7 @@ pub fn router() -> Router<AppState> {
         .route("/console/sign-in", get(sign_in_page).post(sign_in))
         .route("/console/sign-out", post(sign_out))
         .route("/console/history", get(history))
+        .route("/console/decisions", get(recent_decisions))
         .route("/console/fragments/pending", get(pending_fragment))
         .route("/console/approvals/{id}", get(approval_page))
         .route("/console/approvals/{id}/approve", post(approve))
@@ -218,6 +220,45 @@ async fn history(State(state): State<AppState>, headers: HeaderMap) -> Response 
     let now = state.inner().clock.now();
     let views = state.inner().approvals.decided(now, HISTORY);
     page(StatusCode::OK, pages::history(&session, &views, now))
+}
+
+async fn recent_decisions(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(query): Query<decisions::DecisionQuery>,
+) -> Response {
+    let Some(session) = state.console_session(&headers) else {
+        return to_sign_in();
+    };
+    let Some(dir) = state.inner().log_dir.clone() else {
+        let text = "no decision log is configured (start serve with --log-dir DIR)";
+        return page(StatusCode::OK, pages::decisions(&session, Err(text)));
+    };
+    let filter = match query.filter() {
+        Ok(filter) => filter,
+        Err(problem) => {
+            return page(
+                StatusCode::BAD_REQUEST,
+                pages::message(Some(&session), "Not a filter", &problem),
+            );
+        }
+    };
+    let read = tokio::task::spawn_blocking(move || decisions::recent(&dir, &filter)).await;
+    let records = match read {
+        Ok(Ok(records)) => records,
+        Ok(Err(problem)) => return error_text(&session, &problem),
+        Err(join) => return error_text(&session, &join.to_string()),
+    };
+    let snapshot = state.inner().snapshot.load();
+    let body = decisions::list(&query, &records, &snapshot);
+    page(StatusCode::OK, pages::decisions(&session, Ok(body)))
+}
+
+fn error_text(session: &ConsoleSession, problem: &str) -> Response {
+    page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        pages::message(Some(session), "The decision log cannot be read", problem),
+    )
 }
 
 async fn approve(

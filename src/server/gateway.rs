@@ -35,6 +35,8 @@ pub struct Inner {
     pub approvals: ApprovalStore,
     /// The approval webhook's sender (does nothing when none is configured).
     pub notifier: super::notify::Notifier,
+    /// Where the decision log is written (the console reads recent decisions from it).
+    pub log_dir: Option<std::path::PathBuf>,
     /// Approvers signed in to `/console`.
     pub console: super::console::session::ConsoleSessions,
     pub metrics: Metrics,

@@ -311,3 +311,67 @@ async fn an_expired_console_session_signs_the_approver_out() {
     let fragment = approver.get("/console/fragments/pending").await;
     assert_eq!(fragment.status, 401);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recent_decisions_are_filtered_and_show_their_cedar_requests() {
+    let log = tempfile::tempdir().unwrap();
+    let log_dir = log.path().to_path_buf();
+    let gateway = Gateway::start_with(|raw| raw.log_dir = Some(log_dir)).await;
+    gateway.record_consent().await;
+    let read = gateway
+        .design(
+            &main_session("reads"),
+            "get_project",
+            json!({"project_id": "p1"}),
+        )
+        .await;
+    assert_eq!(read.status, 200, "{}", read.body);
+    let read_id = read.body["decision_id"].as_str().unwrap().to_string();
+    let asked = gateway
+        .design(
+            &main_session("deletes"),
+            "delete_files",
+            json!({"project_id": "p1", "paths": ["old.html"]}),
+        )
+        .await;
+    let ask_id = asked.body["decision_id"].as_str().unwrap().to_string();
+
+    let mut approver = Browser::new(&gateway);
+    approver.sign_in(APPROVER).await;
+    let all = approver.get("/console/decisions").await;
+    assert_eq!(all.status, 200, "{}", all.body);
+    assert!(
+        all.body.contains(&read_id) && all.body.contains(&ask_id),
+        "{}",
+        all.body
+    );
+    assert!(all.body.contains("Cedar requests"), "{}", all.body);
+    assert!(all.body.contains("DesignProject"), "{}", all.body);
+
+    let asks = approver.get("/console/decisions?outcome=ask").await;
+    assert!(asks.body.contains(&ask_id) && !asks.body.contains(&read_id));
+    let by_session = approver.get("/console/decisions?session=reads").await;
+    assert!(by_session.body.contains(&read_id) && !by_session.body.contains(&ask_id));
+    let by_policy = approver
+        .get("/console/decisions?policy=design.destructive-asks")
+        .await;
+    assert!(by_policy.body.contains(&ask_id) && !by_policy.body.contains(&read_id));
+    let by_project = approver.get("/console/decisions?project=p2").await;
+    assert!(by_project.body.contains("No decision matches."));
+    let bad = approver.get("/console/decisions?outcome=maybe").await;
+    assert_eq!(bad.status, 400, "{}", bad.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_log_the_decisions_page_says_so() {
+    let gateway = Gateway::start().await;
+    let mut approver = Browser::new(&gateway);
+    approver.sign_in(APPROVER).await;
+    let page = approver.get("/console/decisions").await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("no decision log is configured"),
+        "{}",
+        page.body
+    );
+}

@@ -28,6 +28,7 @@ fn layout(title: &str, session: Option<&ConsoleSession>, body: Markup) -> Markup
                         nav {
                             a href="/console" { "Pending" }
                             a href="/console/history" { "History" }
+                            a href="/console/decisions" { "Decisions" }
                             span.who { "Signed in as " (shown(&session.principal)) }
                             form method="post" action="/console/sign-out" {
                                 input type="hidden" name="csrf" value=(session.csrf);
@@ -144,6 +145,21 @@ pub fn history(session: &ConsoleSession, views: &[ApprovalView], now: OffsetDate
             @if views.is_empty() { p.empty { "No approval has been decided yet." } }
             @for view in views {
                 section.approval.decided { (card(view, now)) }
+            }
+        },
+    )
+}
+
+/// Recent decisions from the log (or why there are none to show).
+pub fn decisions(session: &ConsoleSession, body: Result<Markup, &str>) -> Markup {
+    layout(
+        "Decisions",
+        Some(session),
+        html! {
+            h1 { "Recent decisions" }
+            @match body {
+                Ok(body) => (body),
+                Err(text) => p.empty { (text) },
             }
         },
     )
