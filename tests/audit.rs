@@ -57,6 +57,7 @@ fn approval(decision_id: &str) -> Record {
         approval_id: "ap-1".to_string(),
         action: ApprovalAction::Approved,
         by: "admin@example.com".to_string(),
+        note: None,
     })
 }
 

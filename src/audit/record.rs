@@ -122,6 +122,9 @@ pub struct ApprovalRecord {
     pub approval_id: String,
     pub action: ApprovalAction,
     pub by: String,
+    /// The approver's optional note (added after format 1 was first written; absent when none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -54,9 +54,19 @@ pub enum ApprovalAction {
         for_seconds: Option<u64>,
     },
     /// Approve one: its follow-up and the call run once.
-    Approve { id: String },
+    Approve {
+        id: String,
+        /// A note for the log (why), at most 500 characters.
+        #[arg(long)]
+        note: Option<String>,
+    },
     /// Refuse one.
-    Refuse { id: String },
+    Refuse {
+        id: String,
+        /// A note for the log (why), at most 500 characters.
+        #[arg(long)]
+        note: Option<String>,
+    },
 }
 
 pub fn run(args: &ApprovalsArgs) -> u8 {
@@ -110,8 +120,12 @@ async fn request(args: &ApprovalsArgs) -> u8 {
             }
             client.get(format!("{base}/v1/approvals")).query(&query)
         }
-        ApprovalAction::Approve { id } => client.post(format!("{base}/v1/approvals/{id}/approve")),
-        ApprovalAction::Refuse { id } => client.post(format!("{base}/v1/approvals/{id}/refuse")),
+        ApprovalAction::Approve { id, note } => client
+            .post(format!("{base}/v1/approvals/{id}/approve"))
+            .json(&serde_json::json!({"note": note})),
+        ApprovalAction::Refuse { id, note } => client
+            .post(format!("{base}/v1/approvals/{id}/refuse"))
+            .json(&serde_json::json!({"note": note})),
     };
     let response = match builder.bearer_auth(token).send().await {
         Ok(response) => response,

@@ -79,7 +79,12 @@ impl AppState {
     /// `approvals.approve_wait_seconds` and then answers with the approval as it stands
     /// (`running` when the work goes on). A log failure before anything ran answers 503 and
     /// leaves the approval pending.
-    pub async fn approve(&self, caller: &Caller, id: &str) -> Result<ApprovalView, ApiError> {
+    pub async fn approve(
+        &self,
+        caller: &Caller,
+        id: &str,
+        note: Option<String>,
+    ) -> Result<ApprovalView, ApiError> {
         let inner = self.inner();
         let limits = *inner.approvals.limits();
         let deadline = tokio::time::Instant::now() + limits.approve_wait;
@@ -87,7 +92,7 @@ impl AppState {
             .approvals
             .claim(id, &caller.principal, inner.clock.now())?;
         let (started, ready) = oneshot::channel();
-        let work = work::Work::new(self.clone(), caller.principal.clone(), &claim);
+        let work = work::Work::new(self.clone(), caller.principal.clone(), note, &claim);
         tokio::spawn(work.run(claim, started));
         // The work says whether its records were written; gone means it ended some other way.
         if let Ok(Ok(Err(error))) = tokio::time::timeout_at(deadline, ready).await {
@@ -100,7 +105,12 @@ impl AppState {
 
     /// An approver refuses: logged first (a failing log answers 503 and leaves the approval
     /// pending), in a task of its own so a dropped request cannot leave it half done.
-    pub async fn refuse(&self, caller: &Caller, id: &str) -> Result<ApprovalView, ApiError> {
+    pub async fn refuse(
+        &self,
+        caller: &Caller,
+        id: &str,
+        note: Option<String>,
+    ) -> Result<ApprovalView, ApiError> {
         let inner = self.inner();
         let claim = inner.approvals.claim_refusal(id, inner.clock.now())?;
         let state = self.clone();
@@ -114,6 +124,7 @@ impl AppState {
                     &claim.id,
                     ApprovalAction::Refused,
                     &by,
+                    note.as_deref(),
                     inner.clock.now(),
                 )
                 .await;
@@ -183,4 +194,21 @@ fn also(card: &crate::authz::Approval) -> Vec<crate::authz::ApprovalKind> {
         | Approval::Plan { also, .. }
         | Approval::Batch { also, .. } => also.clone(),
     }
+}
+
+/// The longest approver's note, in characters (code points).
+pub const NOTE_CHARS: usize = 500;
+
+/// An approver's note as given: trimmed, empty as none, at most [`NOTE_CHARS`] characters and
+/// no control characters (it goes into the decision log as written).
+pub fn approval_note(text: Option<&str>) -> Result<Option<String>, ApiError> {
+    let Some(text) = text.map(str::trim).filter(|text| !text.is_empty()) else {
+        return Ok(None);
+    };
+    if text.chars().count() > NOTE_CHARS || text.chars().any(char::is_control) {
+        return Err(ApiError::BadBody(format!(
+            "`note` must be at most {NOTE_CHARS} characters without control characters"
+        )));
+    }
+    Ok(Some(text.to_string()))
 }

@@ -68,6 +68,9 @@ struct SignInForm {
 #[derive(Debug, Deserialize)]
 struct CsrfForm {
     csrf: String,
+    /// The approver's optional note (approve and refuse).
+    #[serde(default)]
+    note: String,
 }
 
 impl AppState {
@@ -301,10 +304,14 @@ async fn decide(
         principal: session.principal.clone(),
         defaults: super::caller::SessionDefaults::default(),
     };
+    let note = match super::approving::approval_note(Some(&form.note)) {
+        Ok(note) => note,
+        Err(error) => return error_page(&session, &error),
+    };
     let decided = if approving {
-        state.approve(&caller, &id).await
+        state.approve(&caller, &id, note).await
     } else {
-        state.refuse(&caller, &id).await
+        state.refuse(&caller, &id, note).await
     };
     let now = state.inner().clock.now();
     match decided {

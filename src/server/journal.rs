@@ -103,6 +103,7 @@ impl Journal {
         approval_id: &str,
         action: ApprovalAction,
         by: &str,
+        note: Option<&str>,
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
         let record = ApprovalRecord {
@@ -114,6 +115,7 @@ impl Journal {
             approval_id: approval_id.to_string(),
             action,
             by: by.to_string(),
+            note: note.map(str::to_string),
         };
         self.append(Record::Approval(record), now).await
     }
@@ -217,7 +219,7 @@ mod tests {
 
     async fn write(journal: &Journal, now: OffsetDateTime) -> Result<(), ApiError> {
         journal
-            .approval("d", "a", ApprovalAction::Approved, "approver", now)
+            .approval("d", "a", ApprovalAction::Approved, "approver", None, now)
             .await
     }
 

@@ -199,13 +199,31 @@ pub async fn get_approval(
     Ok(Json(json!(view)))
 }
 
+/// The optional body of approve and refuse: `{"note": "..."}`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecideBody {
+    #[serde(default)]
+    note: Option<String>,
+}
+
+fn note_of(body: &[u8]) -> Result<Option<String>, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let body: DecideBody = parse(body)?;
+    super::approving::approval_note(body.note.as_deref())
+}
+
 pub async fn approve(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
+    RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
     let caller = state.inner().callers.require(&headers, Role::Approver)?;
-    let view = state.approve(&caller, &id).await?;
+    let note = note_of(&body)?;
+    let view = state.approve(&caller, &id, note).await?;
     if view.status == ApprovalStatus::Running {
         // The work goes on without this request; say where to follow it.
         let poll = format!("/v1/approvals/{id}?wait=30s");
@@ -222,9 +240,11 @@ pub async fn refuse(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
+    RequestBody(body): RequestBody,
 ) -> Result<Json<Value>, ApiError> {
     let caller = state.inner().callers.require(&headers, Role::Approver)?;
-    let view = state.refuse(&caller, &id).await?;
+    let note = note_of(&body)?;
+    let view = state.refuse(&caller, &id, note).await?;
     Ok(Json(json!(view)))
 }
 

@@ -375,3 +375,58 @@ async fn without_a_log_the_decisions_page_says_so() {
         page.body
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approvers_note_is_logged_with_the_approval_or_refusal() {
+    let log = tempfile::tempdir().unwrap();
+    let log_dir = log.path().to_path_buf();
+    let gateway = Gateway::start_with(|raw| raw.log_dir = Some(log_dir)).await;
+    let refused = ask_for_a_delete(&gateway, &["a.html"]).await;
+    let approved = ask_for_a_delete(&gateway, &["b.html"]).await;
+    let mut approver = Browser::new(&gateway);
+    approver.sign_in(APPROVER).await;
+    let csrf = approver.get("/console").await.csrf();
+    let page = approver
+        .post(
+            &format!("/console/approvals/{refused}/refuse"),
+            &[("csrf", &csrf), ("note", "  not this week  ")],
+        )
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let api = gateway
+        .post(
+            &format!("/v1/approvals/{approved}/approve"),
+            Some(APPROVER),
+            Some(json!({"note": "ok for the demo"})),
+        )
+        .await;
+    assert!(api.status == 200 || api.status == 202, "{}", api.body);
+    let too_long = gateway
+        .post(
+            &format!("/v1/approvals/{approved}/refuse"),
+            Some(APPROVER),
+            Some(json!({"note": "x".repeat(501)})),
+        )
+        .await;
+    assert_eq!(too_long.status, 400, "{}", too_long.body);
+
+    let mut notes = Vec::new();
+    for entry in std::fs::read_dir(log.path()).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for line in text.lines() {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            if record["kind"] == "approval" {
+                let note = record["note"].as_str().unwrap_or("").to_string();
+                notes.push((record["approval_id"].as_str().unwrap().to_string(), note));
+            }
+        }
+    }
+    assert!(
+        notes.contains(&(refused.clone(), "not this week".to_string())),
+        "{notes:?}"
+    );
+    assert!(
+        notes.contains(&(approved.clone(), "ok for the demo".to_string())),
+        "{notes:?}"
+    );
+}

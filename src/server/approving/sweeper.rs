@@ -34,7 +34,14 @@ async fn sweep(inner: &Inner) {
     for (id, decision_id) in found.expired {
         let logged = inner
             .journal
-            .approval(&decision_id, &id, ApprovalAction::Expired, SWEEPER, now)
+            .approval(
+                &decision_id,
+                &id,
+                ApprovalAction::Expired,
+                SWEEPER,
+                None,
+                now,
+            )
             .await;
         if logged.is_err() {
             unlogged.push((id, decision_id));

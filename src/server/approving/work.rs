@@ -26,6 +26,8 @@ pub type Started = oneshot::Sender<Result<(), ApiError>>;
 pub struct Work {
     state: AppState,
     approver: String,
+    /// The approver's note, logged with each `approved` record.
+    note: Option<String>,
     /// The decision the ask was logged under.
     asked: String,
     /// The re-decision's id once it is logged: the outcome belongs to it.
@@ -34,10 +36,11 @@ pub struct Work {
 }
 
 impl Work {
-    pub fn new(state: AppState, approver: String, claim: &Claim) -> Self {
+    pub fn new(state: AppState, approver: String, note: Option<String>, claim: &Claim) -> Self {
         Self {
             state,
             approver,
+            note,
             asked: claim.decision_id.clone(),
             redecided: OnceLock::new(),
             id: claim.id.clone(),
@@ -151,6 +154,7 @@ impl Work {
                 &self.id,
                 ApprovalAction::Approved,
                 &self.approver,
+                self.note.as_deref(),
                 inner.clock.now(),
             )
             .await

@@ -100,10 +100,12 @@ fn decide_forms(session: &ConsoleSession, view: &ApprovalView) -> Markup {
         div.decide {
             form method="post" action=(format!("/console/approvals/{}/approve", view.id)) {
                 input type="hidden" name="csrf" value=(session.csrf);
+                label { "Note (optional) " input type="text" name="note" maxlength="500"; }
                 button.approve type="submit" { "Approve" }
             }
             form method="post" action=(format!("/console/approvals/{}/refuse", view.id)) {
                 input type="hidden" name="csrf" value=(session.csrf);
+                label { "Note (optional) " input type="text" name="note" maxlength="500"; }
                 button.refuse type="submit" { "Refuse" }
             }
         }
