@@ -208,9 +208,19 @@ impl ApprovalStore {
 
     /// Marks a pending approval refused while its refusal is logged; `finish` or `release`
     /// follows.
-    pub fn claim_refusal(&self, id: &str, now: OffsetDateTime) -> Result<Claim, ApiError> {
+    pub fn claim_refusal(
+        &self,
+        id: &str,
+        refuser: &str,
+        now: OffsetDateTime,
+    ) -> Result<Claim, ApiError> {
         let mut book = self.lock(now);
-        take_pending(&mut book, id, ApprovalStatus::Refused)
+        let claim = take_pending(&mut book, id, ApprovalStatus::Refused)?;
+        if let Some(entry) = book.entries.get_mut(id) {
+            // Who decided, whichever way: a racing approver is told who it was.
+            entry.view.approved_by = Some(refuser.to_string());
+        }
+        Ok(claim)
     }
 
     /// Puts a claimed approval back to pending, its call with it (its answer was not logged).

@@ -112,7 +112,9 @@ impl AppState {
         note: Option<String>,
     ) -> Result<ApprovalView, ApiError> {
         let inner = self.inner();
-        let claim = inner.approvals.claim_refusal(id, inner.clock.now())?;
+        let claim = inner
+            .approvals
+            .claim_refusal(id, &caller.principal, inner.clock.now())?;
         let state = self.clone();
         let by = caller.principal.clone();
         let task = tokio::spawn(async move {

@@ -326,6 +326,20 @@ async fn decide(
                 pages::approval(&session, &view, now, Some(notice)),
             )
         }
+        Err(ApiError::ApprovalClosed { status, .. }) => {
+            // Someone else decided first: show the approval as it is now, and who decided.
+            match state.inner().approvals.view(&id, now) {
+                Ok(view) => {
+                    let by = view.approved_by.as_deref().unwrap_or("nobody (it expired)");
+                    let notice = format!("This approval is already {status}, decided by {by}.");
+                    page(
+                        StatusCode::CONFLICT,
+                        pages::approval(&session, &view, now, Some(&notice)),
+                    )
+                }
+                Err(error) => error_page(&session, &error),
+            }
+        }
         Err(error) => error_page(&session, &error),
     }
 }

@@ -272,6 +272,11 @@ async fn approving_from_the_page_runs_the_call_and_a_second_approver_sees_it_dec
         .await;
     assert_eq!(late.status, 409, "{}", late.body);
     assert!(late.body.contains("already completed"), "{}", late.body);
+    assert!(
+        late.body.contains("decided by demo-approver"),
+        "{}",
+        late.body
+    );
     let page = second.get(&format!("/console/approvals/{id}")).await;
     assert!(page.body.contains("Decided by"), "{}", page.body);
     let history = second.get("/console/history").await;
@@ -428,5 +433,32 @@ async fn an_approvers_note_is_logged_with_the_approval_or_refusal() {
     assert!(
         notes.contains(&(approved.clone(), "ok for the demo".to_string())),
         "{notes:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approver_late_to_a_refusal_sees_who_refused() {
+    let gateway = Gateway::start().await;
+    let id = ask_for_a_delete(&gateway, &["old.html"]).await;
+    let refused = gateway
+        .post(&format!("/v1/approvals/{id}/refuse"), Some(APPROVER), None)
+        .await;
+    assert_eq!(refused.status, 200, "{}", refused.body);
+    assert_eq!(refused.body["approved_by"], "demo-approver");
+    let mut late = Browser::new(&gateway);
+    late.sign_in(APPROVER).await;
+    let csrf = late.get("/console").await.csrf();
+    let page = late
+        .post(
+            &format!("/console/approvals/{id}/approve"),
+            &[("csrf", &csrf)],
+        )
+        .await;
+    assert_eq!(page.status, 409, "{}", page.body);
+    assert!(
+        page.body
+            .contains("already refused, decided by demo-approver"),
+        "{}",
+        page.body
     );
 }

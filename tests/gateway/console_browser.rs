@@ -173,9 +173,10 @@ async fn an_approver_decides_an_agents_call_in_a_real_browser() {
     assert!(!text(&first).await.contains(&id));
 
     // The second approver's page is stale: refusing now says who already decided.
-    click(&second, "button.refuse", "p.error").await;
+    click(&second, "button.refuse", "p.notice").await;
     let late = text(&second).await;
     assert!(late.contains("already completed"), "{late}");
+    assert!(late.contains("decided by demo-approver"), "{late}");
 
     // An agent token cannot sign in.
     let agent = driver

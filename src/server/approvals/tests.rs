@@ -93,7 +93,7 @@ fn open_approvals_are_capped_per_caller_in_all_and_by_bytes() {
     let total = hold(&store, "c1", "agent-c", "x").unwrap_err();
     assert_eq!(total, LimitError::Total { limit: 3 });
     // A refusal frees its place.
-    let claim = store.claim_refusal("a1", T0).unwrap();
+    let claim = store.claim_refusal("a1", "ops", T0).unwrap();
     assert!(store.finish(&claim.id, ApprovalStatus::Refused, None, T0));
     hold(&store, "c1", "agent-c", "x").unwrap();
 }
