@@ -15,7 +15,7 @@ pub use budget::{
     check_plan_display, fits_batch_display, fits_plan_display, js_length, PlanDisplayRefusal,
 };
 pub use characters::{is_js_whitespace, rejected_character, rejected_character_class};
-pub use confusables::{has_default_ignorable, skeleton, skeleton_segments};
+pub use confusables::{has_default_ignorable, is_default_ignorable, skeleton, skeleton_segments};
 pub use normalize::{normalize, target_facts, TargetFacts, STRING_OVERHEAD};
 pub use project_id::{is_displayable_project_id, is_strict_project_id, project_key};
 pub use set::PathSet;

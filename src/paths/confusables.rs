@@ -24,8 +24,12 @@ pub fn has_default_ignorable(path: &str) -> bool {
     if path.is_ascii() {
         return false;
     }
-    let ignorable = CodePointSetData::new::<DefaultIgnorableCodePoint>();
-    path.chars().any(|c| ignorable.contains(c))
+    path.chars().any(is_default_ignorable)
+}
+
+/// Whether `c` is in Unicode's Default_Ignorable_Code_Point set.
+pub fn is_default_ignorable(c: char) -> bool {
+    !c.is_ascii() && CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
 }
 
 /// The case-insensitive confusable skeleton of `normalized`, normalized again as `mU` does:

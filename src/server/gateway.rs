@@ -229,9 +229,14 @@ impl AppState {
 
     /// Decides on the snapshot current at this instant (loaded once per call).
     pub fn decide(&self, prepared: &Prepared) -> Decision {
-        let started = Instant::now();
         let snapshot = self.inner().snapshot.load();
-        let decision = decide(&prepared.facts, &snapshot);
+        self.decide_on(prepared, &snapshot)
+    }
+
+    /// Decides on `snapshot` and counts the decision in the metrics.
+    pub fn decide_on(&self, prepared: &Prepared, snapshot: &PolicySnapshot) -> Decision {
+        let started = Instant::now();
+        let decision = decide(&prepared.facts, snapshot);
         let summary = &prepared.facts.summary;
         self.inner().metrics.decision_made(
             &summary.tool,

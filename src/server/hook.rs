@@ -20,7 +20,7 @@ use super::body::RequestBody;
 use super::caller::Role;
 use super::error::ApiError;
 use super::gateway::{AppState, Prepared};
-use crate::authz::{decide, Decision, Outcome};
+use crate::authz::{Decision, Outcome};
 use crate::call::{DesignCall, ProjectsCall};
 use crate::facts::{self, AgentKind, DesignObservations, Environment, Mode, Session};
 use crate::state::DesignState;
@@ -88,17 +88,8 @@ impl AppState {
     }
 
     fn hook_decide(&self, prepared: &Prepared) -> Decision {
-        let started = std::time::Instant::now();
         let snapshot = self.inner().hook_snapshot.load();
-        let decision = decide(&prepared.facts, &snapshot);
-        let summary = &prepared.facts.summary;
-        self.inner().metrics.decision_made(
-            &summary.tool,
-            &summary.operation,
-            decision.decision.as_str(),
-            started.elapsed(),
-        );
-        decision
+        self.decide_on(prepared, &snapshot)
     }
 }
 

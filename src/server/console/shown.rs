@@ -93,32 +93,25 @@ fn is_plain(character: char) -> bool {
     character == ' ' || character.is_ascii_graphic()
 }
 
-/// Controls, non-ASCII whitespace, bidi controls, zero-width and the rest of Unicode's
-/// Default_Ignorable_Code_Point set: characters that render as nothing or move other text.
+/// Controls, non-ASCII whitespace, Unicode's Default_Ignorable_Code_Point set (bidi controls,
+/// zero-width characters, variation selectors, tags, fillers: the set the hardening pack reads,
+/// `paths::is_default_ignorable`) and the few other format characters outside it: characters
+/// that render as nothing or move other text.
 fn is_invisible(character: char) -> bool {
-    const RANGES: &[(u32, u32)] = &[
-        (0x00AD, 0x00AD),
-        (0x034F, 0x034F),
-        (0x061C, 0x061C),
-        (0x115F, 0x1160),
-        (0x17B4, 0x17B5),
-        (0x180B, 0x180F),
-        (0x200B, 0x200F),
-        (0x202A, 0x202E),
-        (0x2060, 0x206F),
-        (0x3164, 0x3164),
-        (0xFE00, 0xFE0F),
-        (0xFEFF, 0xFEFF),
-        (0xFFA0, 0xFFA0),
-        (0xFFF0, 0xFFFB),
-        (0x1BCA0, 0x1BCA3),
-        (0x1D173, 0x1D17A),
-        (0xE0000, 0xE0FFF),
+    const OTHER_FORMAT: &[(u32, u32)] = &[
+        (0x0600, 0x0605),
+        (0x06DD, 0x06DD),
+        (0x070F, 0x070F),
+        (0x08E2, 0x08E2),
+        (0xFFF9, 0xFFFB),
+        (0x110BD, 0x110BD),
+        (0x110CD, 0x110CD),
     ];
     let code = u32::from(character);
     character.is_control()
         || (character.is_whitespace() && character != ' ')
-        || RANGES
+        || crate::paths::is_default_ignorable(character)
+        || OTHER_FORMAT
             .iter()
             .any(|(low, high)| (*low..=*high).contains(&code))
 }
