@@ -370,7 +370,7 @@ fn run_row(budget: &Budget, case: &Case, set: &PolicySetCase, schema: &Schema) -
     let decide_stats = measure(budget, || decide(black_box(&case.facts), snapshot));
     let cold_stats = measure_cold(
         budget,
-        || snapshot.clear_memo(),
+        || snapshot.cache().clear(),
         || decide(black_box(&case.facts), snapshot),
     );
     let floor_stats = measure(budget, || {

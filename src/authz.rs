@@ -3,14 +3,16 @@
 //! `.cedar` files.
 //!
 //! Map: `snapshot` (validated policy set + metadata + hash), `load` (parsing, annotations,
-//! strict validation), `index` (per-action/resource slices), `time_use` (what each policy
-//! compares the clock with), `memo` (answers remembered per snapshot), `context` (typed request
-//! contexts mirroring the schema), `evaluate` (one question against the slices), `targets`
+//! strict validation), `index` (per-action/resource slices), `reads` (what each policy reads
+//! of a request), `context` (typed request contexts mirroring the schema), `project` (a
+//! context cut down to what a slice reads: cache key and Cedar record), `cache` (the one
+//! answer cache, per snapshot), `evaluate` (one question against the slices), `targets`
 //! (per-target classification), `decide` (the two questions and deny > ask > allow), `card`
-//! (approval cards), `requests` (the Cedar requests a decision asked), `reason` (reason text), `baseline` (the embedded shipped policies),
-//! `problem` (load errors).
+//! (approval cards), `requests` (the Cedar requests a decision asked), `reason` (reason
+//! text), `baseline` (the embedded shipped policies), `problem` (load errors).
 
 pub mod baseline;
+pub mod cache;
 pub mod card;
 pub mod context;
 pub mod decide;
@@ -18,13 +20,13 @@ pub mod decision;
 pub mod evaluate;
 pub mod index;
 pub mod load;
-pub mod memo;
 pub mod problem;
+pub(crate) mod project;
+pub mod reads;
 pub mod reason;
 pub mod requests;
 pub mod snapshot;
 pub mod targets;
-pub mod time_use;
 
 use serde::{Deserialize, Serialize};
 

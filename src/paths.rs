@@ -16,7 +16,7 @@ pub use budget::{
 };
 pub use characters::{is_js_whitespace, rejected_character, rejected_character_class};
 pub use confusables::{has_default_ignorable, is_default_ignorable, skeleton, skeleton_segments};
-pub use normalize::{normalize, target_facts, TargetFacts, STRING_OVERHEAD};
+pub use normalize::{normalize, target_facts, LookAlike, TargetFacts, STRING_OVERHEAD};
 pub use project_id::{is_displayable_project_id, is_strict_project_id, project_key};
 pub use set::PathSet;
 pub use targets::{enumerate_targets, Enumeration, TargetSet};

@@ -1,8 +1,8 @@
 //! The scenario corpus: every file meets its `expect` block, its full decision matches the
 //! insta snapshot in the top-level `snapshots/` directory, and a decision answered from the
-//! snapshot's memo is the decision Cedar gives.
+//! snapshot's answer cache is the decision Cedar gives.
 
-use askgate::authz::{baseline, Decision, RequestContext};
+use askgate::authz::{baseline, Decision};
 use askgate::scenario::suite::Suite;
 use askgate::scenario::ScenarioOutcome;
 
@@ -49,9 +49,7 @@ fn every_decision_matches_its_snapshot() {
             let scenario = crate::support::load_scenario(&file);
             let name = snapshot_name(&file);
             match suite.decide(&scenario) {
-                Ok(ScenarioOutcome::Decided(mut decision)) => {
-                    // Whether an answer was remembered depends on the order of the corpus.
-                    forget_memo(&mut decision);
+                Ok(ScenarioOutcome::Decided(decision)) => {
                     insta::assert_json_snapshot!(name, decision)
                 }
                 Ok(ScenarioOutcome::Refused(error)) => insta::assert_json_snapshot!(name, error),
@@ -61,8 +59,10 @@ fn every_decision_matches_its_snapshot() {
     });
 }
 
+/// The corpus twice on the same snapshots: the second pass is answered from the cache (it
+/// adds no answer), and every decision equals the first pass's.
 #[test]
-fn every_decision_from_the_memo_is_the_decision_cedar_gives() {
+fn every_decision_from_the_cache_is_the_decision_cedar_gives() {
     let mut suite = Suite::new(baseline::schema_source(), baseline::policy_sources());
     let files = corpus_files();
     let decide = |suite: &mut Suite| -> Vec<Option<Decision>> {
@@ -77,28 +77,21 @@ fn every_decision_from_the_memo_is_the_decision_cedar_gives() {
             .collect()
     };
     let first = decide(&mut suite);
+    let cached = suite.cached_answers();
     let second = decide(&mut suite);
-    let (mut calls, mut remembered) = (0, 0);
+    assert!(cached > 500, "only {cached} answers cached");
+    assert_eq!(
+        suite.cached_answers(),
+        cached,
+        "the second pass asked Cedar"
+    );
+    let mut decided = 0;
     for ((file, first), second) in files.iter().zip(first).zip(second) {
-        let (Some(mut first), Some(mut second)) = (first, second) else {
+        let (Some(first), Some(second)) = (first, second) else {
             continue;
         };
-        for request in second.requests.iter() {
-            if matches!(request.context, RequestContext::Call(_)) {
-                calls += 1;
-                remembered += usize::from(request.memoized);
-            }
-        }
-        forget_memo(&mut first);
-        forget_memo(&mut second);
+        decided += 1;
         assert_eq!(first, second, "{}", file.display());
     }
-    // Every call request of the second pass is remembered: the corpus clock never sits on a
-    // plan's expiry, and no shipped policy reads the clock opaquely.
-    assert!(calls > 600, "only {calls} call requests");
-    assert_eq!(remembered, calls);
-}
-
-fn forget_memo(decision: &mut Decision) {
-    decision.requests.forget_memo();
+    assert!(decided > 600, "only {decided} decisions");
 }

@@ -9,6 +9,7 @@
 mod agents;
 mod analysis;
 mod audit;
+mod cache;
 mod cli;
 mod corpus;
 mod gateway;

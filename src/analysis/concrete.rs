@@ -89,7 +89,7 @@ fn decide_call(request: &RawRequest, snapshot: &PolicySnapshot) -> Result<Outcom
 fn decide_target(request: &RawRequest, snapshot: &PolicySnapshot) -> Result<Outcome, String> {
     let context = request
         .target_context()?
-        .into_cedar_context()
+        .to_cedar_context()
         .map_err(|error| error.to_string())?;
     let principal = request.principal.uid().map_err(|error| error.to_string())?;
     let action = EntityRef::action(&request.action)

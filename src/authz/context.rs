@@ -4,11 +4,13 @@
 
 use std::collections::BTreeSet;
 
-use cedar_policy::{Context, RestrictedExpression};
+use cedar_policy::Context;
 use serde::{Deserialize, Serialize};
 
+use super::project::{impl_fact, record_pairs, Attributes, Fact};
+use super::reads::Tree;
 use super::EvaluationError;
-use crate::paths::PathSet;
+use crate::paths::{PathSet, TargetFacts};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -152,143 +154,115 @@ pub struct TargetContext {
     pub operation: String,
 }
 
-/// Conversion of a typed value into a Cedar restricted expression.
-pub(crate) trait ToCedar {
-    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError>;
-}
-
-impl ToCedar for String {
-    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
-        Ok(RestrictedExpression::new_string(self.clone()))
-    }
-}
-
-impl ToCedar for bool {
-    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
-        Ok(RestrictedExpression::new_bool(*self))
-    }
-}
-
-impl ToCedar for i64 {
-    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
-        Ok(RestrictedExpression::new_long(*self))
-    }
-}
-
-impl ToCedar for BTreeSet<String> {
-    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
-        Ok(RestrictedExpression::new_set(self.iter().map(|value| {
-            RestrictedExpression::new_string(value.clone())
-        })))
-    }
-}
-
-impl ToCedar for PathSet {
-    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
-        BTreeSet::to_cedar(self)
-    }
-}
-
-/// `record!(self; field, field, ...)` builds a Cedar record from the named fields.
-macro_rules! record {
-    ($value:expr; $($field:ident),+ $(,)?) => {{
-        let pairs = vec![$((stringify!($field).to_string(), $value.$field.to_cedar()?)),+];
-        RestrictedExpression::new_record(pairs)
-            .map_err(|error| EvaluationError::Context(error.to_string()))
-    }};
-}
-
-macro_rules! impl_record {
-    ($type:ty; $($field:ident),+ $(,)?) => {
-        impl ToCedar for $type {
-            fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
-                record!(self; $($field),+)
-            }
-        }
-    };
-}
-
-impl_record!(SessionContext; agent, agent_id, mode, interactive, permission_hook, bypass_available,
+impl_fact!(SessionContext; agent, agent_id, mode, interactive, permission_hook, bypass_available,
     bypass, may_record);
-impl_record!(EnvironmentContext; provider, essential_traffic_only, design_sync, projects_tool,
+impl_fact!(EnvironmentContext; provider, essential_traffic_only, design_sync, projects_tool,
     compliance_taints, feature_flags);
-impl_record!(TargetsContext; verdict, set, paths, count, fits_batch_display);
-impl_record!(PlanContext; found, project_id, writes, deletes, expires_at);
-impl_record!(GrantContext; verified, server, recard, ineligible);
-impl_record!(DesignArgumentsContext; scope, role, link_permission, path);
-impl_record!(DesignContext; operation, provenance, read_only, destructive, project_id,
+impl_fact!(TargetsContext; verdict, set, paths, count, fits_batch_display);
+impl_fact!(PlanContext; found, project_id, writes, deletes, expires_at);
+impl_fact!(GrantContext; verified, server, recard, ineligible);
+impl_fact!(DesignArgumentsContext; scope, role, link_permission, path);
+impl_fact!(DesignContext; operation, provenance, read_only, destructive, project_id,
     has_project_id, tokenless, arguments, consent, targets, plan, grant, identity_verified,
     sharing_scope);
-impl_record!(ProjectsContext; method, attached, credential, path, resolved_path, target_kind,
+impl_fact!(ProjectsContext; method, attached, credential, path, resolved_path, target_kind,
     source, detail_known, size_known, content_bytes, estimated_tokens, knowledge_known, knowledge_size,
     max_knowledge_size, query, n);
+impl_fact!(TargetContext; path, lowercase, segments, rejected_character, normalizes,
+    default_ignorable, skeleton, skeleton_segments, project_id, operation);
 
-impl CallContext {
-    /// The Cedar context; `approvals` replaces the record's own set (the second question).
-    pub(crate) fn to_cedar_context(
-        &self,
-        approvals: &BTreeSet<String>,
-    ) -> Result<Context, EvaluationError> {
-        let surface = match &self.surface {
-            SurfaceContext::Design(design) => ("design".to_string(), design.to_cedar()?),
-            SurfaceContext::Projects(projects) => ("projects".to_string(), projects.to_cedar()?),
-        };
-        let pairs = vec![
-            ("approvals".to_string(), approvals.to_cedar()?),
-            ("now".to_string(), self.now.to_cedar()?),
-            ("session".to_string(), self.session.to_cedar()?),
-            ("environment".to_string(), self.environment.to_cedar()?),
-            surface,
-        ];
-        Context::from_pairs(pairs).map_err(|error| EvaluationError::Context(error.to_string()))
+/// A call context's attributes: its surface is `design` or `projects`.
+impl Attributes for CallContext {
+    const NAMES: &'static [&'static str] = &[
+        "approvals",
+        "now",
+        "session",
+        "environment",
+        "design",
+        "projects",
+    ];
+
+    fn attribute(&self, name: &str) -> Option<&dyn Fact> {
+        let context = self;
+        match (name, &context.surface) {
+            ("approvals", _) => Some(&context.approvals),
+            ("now", _) => Some(&context.now),
+            ("session", _) => Some(&context.session),
+            ("environment", _) => Some(&context.environment),
+            ("design", SurfaceContext::Design(design)) => Some(&**design),
+            ("projects", SurfaceContext::Projects(projects)) => Some(&**projects),
+            _ => None,
+        }
     }
+}
+
+/// One target of a call as its request reads it, borrowing the call's target facts (the
+/// look-alike facts are derived only when a policy reads them).
+pub(crate) struct TargetRequestView<'a> {
+    pub target: &'a TargetFacts,
+    pub project_id: &'a String,
+    pub operation: &'a String,
+}
+
+impl Attributes for TargetRequestView<'_> {
+    // The order of `TargetContext`'s fields: a whole record encodes alike either way.
+    const NAMES: &'static [&'static str] = <TargetContext as Attributes>::NAMES;
+
+    fn attribute(&self, name: &str) -> Option<&dyn Fact> {
+        let target = self.target;
+        Some(match name {
+            "path" => &target.normalized,
+            "lowercase" => &target.lowercase,
+            "segments" => &target.folded_segments,
+            "rejected_character" => flag(target.rejected_character.is_some()),
+            "normalizes" => &target.normalizes,
+            "default_ignorable" => flag(target.look_alike().default_ignorable),
+            "skeleton" => &target.look_alike().skeleton,
+            "skeleton_segments" => &target.look_alike().skeleton_segments,
+            "project_id" => self.project_id,
+            "operation" => self.operation,
+            _ => return None,
+        })
+    }
+}
+
+fn flag(value: bool) -> &'static bool {
+    if value {
+        &true
+    } else {
+        &false
+    }
+}
+
+/// A Cedar context from a record's `(name, value)` pairs.
+pub(crate) fn cedar_context<R: Attributes>(
+    record: &R,
+    tree: &Tree,
+) -> Result<Context, EvaluationError> {
+    Context::from_pairs(record_pairs(record, tree)?)
+        .map_err(|error| EvaluationError::Context(error.to_string()))
 }
 
 impl TargetContext {
     /// The context of one target of a call.
-    pub fn of(target: &crate::paths::TargetFacts, project_id: &str, operation: &str) -> Self {
+    pub fn of(target: &TargetFacts, project_id: &str, operation: &str) -> Self {
+        let look_alike = target.look_alike();
         Self {
             path: target.normalized.clone(),
             lowercase: target.lowercase.clone(),
             segments: target.folded_segments.iter().cloned().collect(),
             rejected_character: target.rejected_character.is_some(),
             normalizes: target.normalizes,
-            default_ignorable: target.default_ignorable,
-            skeleton: target.skeleton.clone(),
-            skeleton_segments: target.skeleton_segments.iter().cloned().collect(),
+            default_ignorable: look_alike.default_ignorable,
+            skeleton: look_alike.skeleton.clone(),
+            skeleton_segments: look_alike.skeleton_segments.iter().cloned().collect(),
             project_id: project_id.to_string(),
             operation: operation.to_string(),
         }
     }
 
-    /// The Cedar context, taking the strings rather than copying them (one per target).
-    pub(crate) fn into_cedar_context(self) -> Result<Context, EvaluationError> {
-        let string = RestrictedExpression::new_string;
-        let segments = RestrictedExpression::new_set(self.segments.into_iter().map(string));
-        let skeleton_segments =
-            RestrictedExpression::new_set(self.skeleton_segments.into_iter().map(string));
-        let pairs = [
-            ("path", string(self.path)),
-            ("lowercase", string(self.lowercase)),
-            ("segments", segments),
-            (
-                "rejected_character",
-                RestrictedExpression::new_bool(self.rejected_character),
-            ),
-            (
-                "normalizes",
-                RestrictedExpression::new_bool(self.normalizes),
-            ),
-            (
-                "default_ignorable",
-                RestrictedExpression::new_bool(self.default_ignorable),
-            ),
-            ("skeleton", string(self.skeleton)),
-            ("skeleton_segments", skeleton_segments),
-            ("project_id", string(self.project_id)),
-            ("operation", string(self.operation)),
-        ];
-        Context::from_pairs(pairs.map(|(name, value)| (name.to_string(), value)))
-            .map_err(|error| EvaluationError::Context(error.to_string()))
+    /// The whole Cedar context (for requests built from a context rather than a call).
+    pub(crate) fn to_cedar_context(&self) -> Result<Context, EvaluationError> {
+        cedar_context(self, &Tree::Whole)
     }
 }

@@ -11,8 +11,7 @@ use cedar_policy::{EntityUid, PolicyId};
 
 use super::context::{CallContext, SurfaceContext};
 use super::decision::{Decision, EvaluatedRequest, Outcome, Question, RequestContext, Requests};
-use super::evaluate::Answer;
-use super::memo::{call_answer, CallKey};
+use super::evaluate::{answer, Answer, Asked};
 use super::snapshot::PolicySnapshot;
 use super::targets::{classify, Classification, TargetCall};
 use super::{ApprovalKind, EvaluationError};
@@ -170,13 +169,16 @@ impl<'a> Run<'a> {
         context: &Arc<CallContext>,
         question: Question,
     ) -> Result<Arc<Answer>, EvaluationError> {
-        let key = CallKey {
-            principal: principal.clone(),
-            action: action.clone(),
-            resource: resource.clone(),
-            context: Arc::clone(context),
+        let asked = Asked {
+            principal,
+            principal_name: &self.names.principal,
+            action,
+            action_name: &self.names.action,
+            resource,
+            resource_name: &self.names.resource,
+            context: &**context,
         };
-        let (answer, memoized) = call_answer(self.snapshot, key)?;
+        let answer = answer(self.snapshot, &asked)?;
         self.errors.extend(answer.errors.iter().cloned());
         self.requests.push(EvaluatedRequest {
             question,
@@ -184,7 +186,6 @@ impl<'a> Run<'a> {
             action: Arc::clone(&self.names.action),
             resource: Arc::clone(&self.names.resource),
             context: RequestContext::Call(Arc::clone(context)),
-            memoized,
         });
         Ok(answer)
     }

@@ -2,6 +2,8 @@
 //! to its action and resource. Cedar's `is_authorized` evaluates every policy it is given, so
 //! a thousand per-project rules for other projects would otherwise cost every call.
 //!
+//! Each slice also knows what its policies read (`authz::reads`), the answer cache's key.
+//!
 //! INVARIANT: for any request (action A, resource R), every policy whose scope can match
 //! (A, R) is in `general[A]` or `specific[R]`. Policies are only ever left out on the
 //! evidence of their scope (`action ==`/`in`, `resource ==`); conditions are never inspected.
@@ -13,7 +15,7 @@ use cedar_policy::{
 };
 
 use super::problem::{LoadError, LoadProblem};
-use super::time_use::TimeUse;
+use super::reads::{Reads, Tree};
 
 #[derive(Debug, Default)]
 pub struct PolicyIndex {
@@ -23,18 +25,43 @@ pub struct PolicyIndex {
     specific: HashMap<EntityUid, Slice>,
 }
 
-/// Some policies and how they read the clock, together.
+/// Some policies and what they read, together.
 #[derive(Debug, Default)]
-struct Slice {
-    set: PolicySet,
-    time_use: TimeUse,
+pub struct Slice {
+    /// Unique in the index: part of every cache key of requests evaluated on this slice.
+    pub id: u32,
+    pub set: PolicySet,
+    pub reads: Reads,
+}
+
+impl Slice {
+    /// Whether answers on this slice may be cached: not when a policy reads the clock (or the
+    /// whole context), since its key would hold the millisecond.
+    pub fn cacheable(&self) -> bool {
+        match &self.reads.context {
+            Tree::Whole => false,
+            Tree::Present => true,
+            Tree::Fields(fields) => !fields.contains_key("now"),
+        }
+    }
 }
 
 /// The (at most two) slices a request is evaluated against.
 #[derive(Debug, Clone, Copy)]
 pub struct Slices<'a> {
-    pub general: Option<&'a PolicySet>,
-    pub specific: Option<&'a PolicySet>,
+    pub general: Option<&'a Slice>,
+    pub specific: Option<&'a Slice>,
+}
+
+impl<'a> Slices<'a> {
+    pub fn iter(self) -> impl Iterator<Item = &'a Slice> {
+        [self.general, self.specific].into_iter().flatten()
+    }
+
+    /// Answers may be cached when every slice asked may be.
+    pub fn cacheable(self) -> bool {
+        self.iter().all(Slice::cacheable)
+    }
 }
 
 impl PolicyIndex {
@@ -46,13 +73,9 @@ impl PolicyIndex {
         let actions: Vec<EntityUid> = schema.actions().cloned().collect();
         let mut index = Self::default();
         for policy in policies.policies() {
-            let time_use = TimeUse::of(policy);
+            let reads = Reads::of(policy);
             if let ResourceConstraint::Eq(resource) = policy.resource_constraint() {
-                add(
-                    index.specific.entry(resource).or_default(),
-                    policy,
-                    &time_use,
-                )?;
+                add(index.specific.entry(resource).or_default(), policy, &reads)?;
                 continue;
             }
             for action in &actions {
@@ -60,43 +83,39 @@ impl PolicyIndex {
                     add(
                         index.general.entry(action.clone()).or_default(),
                         policy,
-                        &time_use,
+                        &reads,
                     )?;
                 }
             }
+        }
+        let slices = index
+            .general
+            .values_mut()
+            .chain(index.specific.values_mut());
+        for (id, slice) in slices.enumerate() {
+            slice.id = u32::try_from(id).unwrap_or(u32::MAX);
         }
         Ok(index)
     }
 
     pub fn slices(&self, action: &EntityUid, resource: &EntityUid) -> Slices<'_> {
         Slices {
-            general: self.general.get(action).map(|slice| &slice.set),
-            specific: self.specific.get(resource).map(|slice| &slice.set),
+            general: self.general.get(action),
+            specific: self.specific.get(resource),
         }
-    }
-
-    /// How the policies a request on (action, resource) evaluates read the clock.
-    pub fn time_use(&self, action: &EntityUid, resource: &EntityUid) -> TimeUse {
-        let general = self.general.get(action).map(|slice| slice.time_use.clone());
-        let specific = self
-            .specific
-            .get(resource)
-            .map(|slice| slice.time_use.clone());
-        general
-            .unwrap_or_default()
-            .union(specific.unwrap_or_default())
     }
 
     /// How many policies a request on (action, resource) evaluates.
     pub fn slice_len(&self, action: &EntityUid, resource: &EntityUid) -> usize {
-        let slices = self.slices(action, resource);
-        slices.general.map_or(0, |set| set.policies().count())
-            + slices.specific.map_or(0, |set| set.policies().count())
+        self.slices(action, resource)
+            .iter()
+            .map(|slice| slice.set.policies().count())
+            .sum()
     }
 }
 
-fn add(slice: &mut Slice, policy: &Policy, time_use: &TimeUse) -> Result<(), LoadError> {
-    slice.time_use = std::mem::take(&mut slice.time_use).union(time_use.clone());
+fn add(slice: &mut Slice, policy: &Policy, reads: &Reads) -> Result<(), LoadError> {
+    slice.reads = std::mem::take(&mut slice.reads).union(reads.clone());
     slice.set.add(policy.clone()).map_err(|error| {
         LoadError::single(LoadProblem::in_file("<index>", None, error.to_string()))
     })

@@ -56,8 +56,9 @@ impl Serialize for TargetRequest {
     }
 }
 
-/// One Cedar request exactly as evaluated. Entities: only the schema's action entities.
-/// Requests answered from the snapshot's memo (`authz::memo`) are marked `memoized`.
+/// One Cedar request as decided. Entities: only the schema's action entities. The context
+/// is the whole request context; Cedar was given the part of it that the policies read
+/// (`authz::project`), which decides alike.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EvaluatedRequest {
     pub question: Question,
@@ -65,8 +66,6 @@ pub struct EvaluatedRequest {
     pub action: Arc<str>,
     pub resource: Arc<str>,
     pub context: RequestContext,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub memoized: bool,
 }
 
 /// Every request of one decision, in the order asked: targets first, then the call.
@@ -87,24 +86,10 @@ pub struct TargetRequests {
     pub targets: Arc<Vec<TargetFacts>>,
     /// The index in `targets` of each request (the first occurrence of each distinct path).
     pub asked: Arc<[usize]>,
-    pub memoized: Memoized,
-}
-
-/// Which target requests were answered from the snapshot's memo.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Memoized {
-    /// All of them, or none (a whole classification remembered, or memo flags forgotten).
-    All(bool),
-    /// Request by request, in `asked` order.
-    Each(Vec<bool>),
 }
 
 impl TargetRequests {
-    fn request(&self, nth: usize, index: usize) -> EvaluatedRequest {
-        let memoized = match &self.memoized {
-            Memoized::All(all) => *all,
-            Memoized::Each(each) => each.get(nth).copied().unwrap_or(false),
-        };
+    fn request(&self, index: usize) -> EvaluatedRequest {
         EvaluatedRequest {
             question: Question::Target,
             principal: Arc::clone(&self.principal),
@@ -116,7 +101,6 @@ impl TargetRequests {
                 project_id: Arc::clone(&self.project_id),
                 operation: Arc::clone(&self.operation),
             }),
-            memoized,
         }
     }
 }
@@ -132,13 +116,10 @@ impl Requests {
 
     /// Every request in the order asked (target requests are rendered as they are read).
     pub fn iter(&self) -> impl Iterator<Item = EvaluatedRequest> + '_ {
-        let targets = self.targets.iter().flat_map(|targets| {
-            targets
-                .asked
-                .iter()
-                .enumerate()
-                .map(|(nth, &index)| targets.request(nth, index))
-        });
+        let targets = self
+            .targets
+            .iter()
+            .flat_map(|targets| targets.asked.iter().map(|&index| targets.request(index)));
         targets.chain(self.calls.iter().cloned())
     }
 
@@ -151,16 +132,6 @@ impl Requests {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// Clears every `memoized` mark, for comparing decisions regardless of what the memo held.
-    pub fn forget_memo(&mut self) {
-        if let Some(targets) = &mut self.targets {
-            targets.memoized = Memoized::All(false);
-        }
-        for request in &mut self.calls {
-            request.memoized = false;
-        }
     }
 }
 

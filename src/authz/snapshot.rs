@@ -6,9 +6,9 @@ use std::collections::HashMap;
 
 use cedar_policy::{Effect, Entities, PolicyId, PolicySet};
 
+use super::cache::AnswerCache;
 use super::index::PolicyIndex;
 use super::load::{content_hash, load_source, parse_schema, validate};
-use super::memo::Memo;
 use super::problem::{LoadError, LoadProblem};
 use crate::authz::ApprovalKind;
 
@@ -54,8 +54,8 @@ pub struct PolicySnapshot {
     action_entities: Entities,
     hash: String,
     /// Answers are a pure function of this (immutable) snapshot and the request, so they are
-    /// remembered for the snapshot's life, up to a bound.
-    memo: Memo,
+    /// cached for the snapshot's life, up to a bound.
+    cache: AnswerCache,
 }
 
 impl PolicySnapshot {
@@ -85,7 +85,7 @@ impl PolicySnapshot {
             meta,
             index,
             action_entities,
-            memo: Memo::default(),
+            cache: AnswerCache::default(),
         })
     }
 
@@ -127,14 +127,9 @@ impl PolicySnapshot {
         self.meta.len()
     }
 
-    /// The answers remembered for this snapshot.
-    pub fn memo(&self) -> &Memo {
-        &self.memo
-    }
-
-    /// Forgets every remembered answer (benchmarks measure the cold path with it).
-    pub fn clear_memo(&self) {
-        self.memo.clear();
+    /// The answers cached for this snapshot.
+    pub fn cache(&self) -> &AnswerCache {
+        &self.cache
     }
 
     pub fn is_empty(&self) -> bool {

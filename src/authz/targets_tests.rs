@@ -1,25 +1,22 @@
-//! Tests for `targets`: a list of targets seen before reuses its whole classification, and
-//! only that very list (the same `Arc`) does; every target's class is the one Cedar gives.
+//! Tests for `targets`: one request per distinct path, every target's class the one Cedar
+//! gives, and cached answers that are the answers Cedar gives.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use std::sync::Arc;
 
 use super::*;
-use crate::authz::{baseline, requests::Memoized};
+use crate::authz::{baseline, Source};
 use crate::facts::EntityRef;
 use crate::paths::target_facts;
 
-fn snapshot() -> PolicySnapshot {
-    PolicySnapshot::load(&baseline::schema_source(), &baseline::policy_sources()).unwrap()
+fn snapshot_with(extra: &[Source]) -> PolicySnapshot {
+    let mut sources = baseline::policy_sources();
+    sources.extend_from_slice(extra);
+    PolicySnapshot::load(&baseline::schema_source(), &sources).unwrap()
 }
 
 fn list(paths: &[&str]) -> Arc<Vec<TargetFacts>> {
     Arc::new(paths.iter().map(|path| target_facts(path)).collect())
-}
-
-/// Classifies `targets` as writes of `write_files` on project p1 by the main agent.
-fn classify_writes(snapshot: &PolicySnapshot, targets: &Arc<Vec<TargetFacts>>) -> Classification {
-    classify_in(snapshot, "p1", targets)
 }
 
 fn classify_in(
@@ -33,6 +30,7 @@ fn classify_in(
         EntityRef::action("write_target"),
         EntityRef::new("DesignProject", project),
     );
+    let (project_id, operation) = (project.to_string(), "write_files".to_string());
     let call = TargetCall {
         principal: &uid(&principal),
         action: &uid(&action),
@@ -40,61 +38,82 @@ fn classify_in(
         action_name: action.to_string().into(),
         principal_name: &principal.to_string().into(),
         resource_name: &resource.to_string().into(),
-        project_id: project,
-        operation: "write_files",
+        project_id: &project_id,
+        operation: &operation,
     };
     classify(snapshot, &call, targets)
 }
 
-fn memoized(classification: &Classification) -> Memoized {
-    classification.requests.memoized.clone()
-}
-
-#[test]
-fn a_list_seen_before_reuses_its_whole_classification() {
-    let snapshot = snapshot();
-    let targets = list(&["site/a.html", "site/CLAUDE.md", "site/a.html", ".claude/x"]);
-    let first = classify_writes(&snapshot, &targets);
-    assert_eq!(memoized(&first), Memoized::Each(vec![false, false, false]));
-    assert_eq!(
-        *first.classified.distinct,
-        [0, 1, 3],
-        "one request per distinct path"
-    );
-    let blocked: Vec<&str> = first
+fn blocked(classification: &Classification) -> Vec<&str> {
+    classification
         .classified
         .blocked
         .iter()
         .map(|target| target.path.as_str())
-        .collect();
-    assert_eq!(blocked, ["site/CLAUDE.md", ".claude/x"]);
-
-    let again = classify_writes(&snapshot, &targets);
-    assert!(Arc::ptr_eq(&first.classified, &again.classified));
-    assert_eq!(memoized(&again), Memoized::All(true));
-    assert_eq!(again.requests.asked, first.requests.asked);
+        .collect()
 }
 
 #[test]
-fn an_equal_list_that_is_not_the_same_list_is_classified_path_by_path() {
-    let snapshot = snapshot();
-    let paths = ["site/b.html", "site/.claude/settings.json"];
-    let first = classify_writes(&snapshot, &list(&paths));
-    let equal = classify_writes(&snapshot, &list(&paths));
-    assert!(!Arc::ptr_eq(&first.classified, &equal.classified));
-    // Every path answer comes from the per-path memo, and the class is the same.
-    assert_eq!(memoized(&equal), Memoized::Each(vec![true, true]));
-    assert_eq!(equal.classified.blocked, first.classified.blocked);
-    assert_eq!(equal.classified.policies, first.classified.policies);
-    assert_eq!(equal.classified.blocked.len(), 1);
+fn one_request_per_distinct_path_and_reserved_paths_blocked() {
+    let snapshot = snapshot_with(&[]);
+    let targets = list(&["site/a.html", "site/CLAUDE.md", "site\\a.html", ".claude/x"]);
+    let first = classify_in(&snapshot, "p1", &targets);
+    assert_eq!(
+        *first.requests.asked,
+        [0, 1, 3],
+        "one request per distinct path"
+    );
+    assert_eq!(blocked(&first), ["site/CLAUDE.md", ".claude/x"]);
+    assert!(first.classified.errors.is_empty());
 }
 
 #[test]
-fn another_call_shape_does_not_share_a_classification() {
-    let snapshot = snapshot();
-    let targets = list(&["site/c.html"]);
-    let writes = classify_writes(&snapshot, &targets);
-    let other_project = classify_in(&snapshot, "p2", &targets);
-    assert!(!Arc::ptr_eq(&writes.classified, &other_project.classified));
-    assert_eq!(memoized(&other_project), Memoized::Each(vec![false]));
+fn a_cached_classification_is_the_one_cedar_gives() {
+    let snapshot = snapshot_with(&[]);
+    let targets = list(&["site/b.html", "site/.claude/settings.json", "docs/x~1.md"]);
+    let first = classify_in(&snapshot, "p1", &targets);
+    let cached = snapshot.cache().len();
+    assert!(cached >= 3, "{cached} answers cached");
+    let again = classify_in(
+        &snapshot,
+        "p1",
+        &list(&["site/b.html", "site/.claude/settings.json", "docs/x~1.md"]),
+    );
+    assert_eq!(
+        snapshot.cache().len(),
+        cached,
+        "every answer came from the cache"
+    );
+    assert_eq!(again.classified.blocked, first.classified.blocked);
+    assert_eq!(again.classified.policies, first.classified.policies);
+    snapshot.cache().clear();
+    let fresh = classify_in(&snapshot, "p1", &targets);
+    assert_eq!(fresh.classified.blocked, first.classified.blocked);
+    assert_eq!(fresh.classified.policies, first.classified.policies);
+}
+
+/// Baseline target policies read nothing of the project, so projects share answers; a rule
+/// pinned to one project reads it, and that project's answers are its own.
+#[test]
+fn a_project_pinned_rule_keeps_its_project_apart() {
+    let pinned = Source::new(
+        "managed/p2-secrets.cedar",
+        "@id(\"managed.p2-secrets\")\n@reason(\"p2 secrets are reserved\")\n\
+         forbid (principal, action == Action::\"write_target\", resource == DesignProject::\"p2\")\n\
+         when { context.lowercase like \"secrets/*\" };",
+    );
+    let snapshot = snapshot_with(&[pinned]);
+    let targets = list(&["secrets/key.txt"]);
+    let p1 = classify_in(&snapshot, "p1", &targets);
+    let p2 = classify_in(&snapshot, "p2", &targets);
+    let p3 = classify_in(&snapshot, "p3", &targets);
+    assert!(blocked(&p1).is_empty());
+    assert_eq!(blocked(&p2), ["secrets/key.txt"]);
+    assert!(blocked(&p3).is_empty());
+    assert_eq!(
+        p2.classified.policies,
+        ["managed.p2-secrets".to_string()].into()
+    );
+    // p1 and p3 asked the same question of the same slice: one answer serves both.
+    assert_eq!(snapshot.cache().len(), 2);
 }

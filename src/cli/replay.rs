@@ -222,20 +222,20 @@ fn raw_decide_rate(logs: &[LogText], snapshot: &crate::authz::PolicySnapshot) {
         facts.len(),
         rate
     );
-    // The same without the snapshot's memo: every answer evaluated by Cedar (on a sample).
+    // The same without the answer cache: every answer evaluated by Cedar (on a sample).
     let sample = facts.get(..facts.len().min(COLD_SAMPLE)).unwrap_or(&[]);
     let cold = decide_rate(sample, snapshot, true);
     eprintln!(
-        "raw decide with a cold memo on {} of them: {:.0} decisions/s on 1 thread",
+        "raw decide with a cold cache on {} of them: {:.0} decisions/s on 1 thread",
         sample.len(),
         cold
     );
 }
 
-/// How many decisions the cold-memo rate is measured on (each is a full Cedar evaluation).
+/// How many decisions the cold-cache rate is measured on (each is a full Cedar evaluation).
 const COLD_SAMPLE: usize = 20_000;
 
-/// Decisions per second of `decide` on `facts`, emptying the memo first each time if `cold`.
+/// Decisions per second of `decide` on `facts`, emptying the answer cache first each time if `cold`.
 fn decide_rate(
     facts: &[crate::facts::CallFacts],
     snapshot: &crate::authz::PolicySnapshot,
@@ -244,7 +244,7 @@ fn decide_rate(
     let started = Instant::now();
     for call in facts {
         if cold {
-            snapshot.clear_memo();
+            snapshot.cache().clear();
         }
         std::hint::black_box(crate::authz::decide(call, snapshot));
     }

@@ -45,10 +45,10 @@ pub fn gather(
             .as_ref()
             .map(|id| id.sharing_scope.clone())
             .unwrap_or_default(),
-        targets: targets.context.clone(),
+        targets: targets.context,
         project_id: project_id.clone(),
     };
-    let summary = summary(call, &project_id, Arc::clone(&targets.normalized));
+    let summary = summary(call, &project_id, targets.normalized);
     CallFacts {
         principal: EntityRef::new("Agent", session.principal_id()),
         action: action(call),
@@ -64,7 +64,7 @@ pub fn gather(
             environment: environment.to_context(),
             surface: SurfaceContext::Design(Box::new(design)),
         }),
-        targets: Arc::clone(&targets.facts),
+        targets: targets.facts,
         identity,
         summary,
     }

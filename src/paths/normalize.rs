@@ -2,11 +2,17 @@
 //! (`GnS` inputs). It computes facts only; it must not decide that a path is reserved.
 
 use super::characters::{is_js_whitespace, rejected_character};
+use std::sync::OnceLock;
+
 use super::confusables::{has_default_ignorable, skeleton, skeleton_segments};
 
-/// Facts about one raw target path, the inputs of the reserved-path and reserved-segment
-/// policies.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// Facts about one raw target path, the inputs of the target policies.
+///
+/// The look-alike facts (default-ignorables, the confusable skeleton) cost far more than the
+/// rest and only the hardening pack reads them, so they are derived from `normalized` the
+/// first time they are asked for. All facts are a function of `raw` (and the look-alike ones
+/// of `normalized`), so equality compares what was given, never what was derived yet.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TargetFacts {
     pub raw: String,
     /// `normalize(raw)`
@@ -22,6 +28,13 @@ pub struct TargetFacts {
     /// False when `GnS` step 4 applies: the path normalizes to empty, a segment matches
     /// `^\s*\.\.[\s.]*$` (JavaScript `\s`), or the path contains NUL
     pub normalizes: bool,
+    #[serde(skip)]
+    look_alike: OnceLock<LookAlike>,
+}
+
+/// The facts about how `normalized` may look like another path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookAlike {
     /// Whether `normalized` holds a Default_Ignorable_Code_Point (`paths::confusables`)
     pub default_ignorable: bool,
     /// The case-insensitive UTS #39 skeleton of `normalized`, itself normalized
@@ -30,17 +43,67 @@ pub struct TargetFacts {
     pub skeleton_segments: Vec<String>,
 }
 
+impl PartialEq for TargetFacts {
+    fn eq(&self, other: &Self) -> bool {
+        self.raw == other.raw
+            && self.normalized == other.normalized
+            && self.lowercase == other.lowercase
+            && self.folded_segments == other.folded_segments
+            && self.rejected_character == other.rejected_character
+            && self.normalizes == other.normalizes
+    }
+}
+
+impl Eq for TargetFacts {}
+
 /// Bytes a string costs besides its text (its `String` and a share of the collection holding
 /// it), for bounding memory by what is held rather than by a count.
 pub const STRING_OVERHEAD: usize = 48;
 
 impl TargetFacts {
-    /// About how many bytes these facts hold.
+    /// Facts as given (a decision record's), the look-alike facts derived when read.
+    pub fn given(
+        raw: String,
+        normalized: String,
+        lowercase: String,
+        folded_segments: Vec<String>,
+        rejected_character: Option<char>,
+        normalizes: bool,
+    ) -> Self {
+        Self {
+            raw,
+            normalized,
+            lowercase,
+            folded_segments,
+            rejected_character,
+            normalizes,
+            look_alike: OnceLock::new(),
+        }
+    }
+
+    pub fn look_alike(&self) -> &LookAlike {
+        self.look_alike.get_or_init(|| {
+            let skeleton = skeleton(&self.normalized);
+            LookAlike {
+                default_ignorable: has_default_ignorable(&self.normalized),
+                skeleton_segments: skeleton_segments(&skeleton),
+                skeleton,
+            }
+        })
+    }
+
+    /// About how many bytes these facts hold (the look-alike facts once derived).
     pub fn footprint(&self) -> usize {
-        let strings = [&self.raw, &self.normalized, &self.lowercase, &self.skeleton]
+        let derived = self.look_alike.get();
+        let strings = [&self.raw, &self.normalized, &self.lowercase]
             .into_iter()
             .chain(&self.folded_segments)
-            .chain(&self.skeleton_segments);
+            .chain(derived.map(|facts| &facts.skeleton))
+            .chain(
+                derived
+                    .into_iter()
+                    .flat_map(|facts| &facts.skeleton_segments),
+            );
         strings.map(|text| text.len() + STRING_OVERHEAD).sum()
     }
 }
@@ -56,30 +119,23 @@ pub fn normalize(path: &str) -> String {
     segments.join("/")
 }
 
-/// Computes every fact about `raw` that the path policies need.
-///
-/// INVARIANT: every fact but `raw` is a function of `normalized` alone (the raw-path tests
-/// below give the same answer on the normalized path, since normalization neither adds nor
-/// removes NUL or a rejected character), so `authz::targets` may remember a target's answer
-/// by its normalized path. A fact that needed the raw path would have to join that key.
+/// Computes the facts about `raw` that the path policies need (the look-alike facts when
+/// first read).
 pub fn target_facts(raw: &str) -> TargetFacts {
     let normalized = normalize(raw);
     let lowercase = normalized.to_lowercase();
     let normalizes = !normalized.is_empty()
         && !raw.contains('\0')
         && !normalized.split('/').any(is_parent_segment);
-    let skeleton = skeleton(&normalized);
-    TargetFacts {
-        raw: raw.to_owned(),
-        folded_segments: folded_segments(&normalized),
-        rejected_character: rejected_character(raw),
-        normalizes,
-        default_ignorable: has_default_ignorable(&normalized),
-        skeleton_segments: skeleton_segments(&skeleton),
-        skeleton,
-        lowercase,
+    let folded_segments = folded_segments(&normalized);
+    TargetFacts::given(
+        raw.to_owned(),
         normalized,
-    }
+        lowercase,
+        folded_segments,
+        rejected_character(raw),
+        normalizes,
+    )
 }
 
 /// `GnS` step 3 folding: lowercase, trim trailing whitespace and dots, trim leading whitespace.
@@ -276,13 +332,13 @@ mod tests {
     fn look_alike_facts_of_a_target() {
         let facts = target_facts("Docs\\ＣＬＡＵＤＥ.md\u{2060}");
         assert_eq!(facts.normalized, "Docs/ＣＬＡＵＤＥ.md\u{2060}");
-        assert!(facts.default_ignorable);
+        assert!(facts.look_alike().default_ignorable);
         assert_eq!(facts.rejected_character, None);
-        assert_eq!(facts.skeleton, "docs/claude.rnd");
-        assert_eq!(facts.skeleton_segments, ["docs", "claude.rnd"]);
+        assert_eq!(facts.look_alike().skeleton, "docs/claude.rnd");
+        assert_eq!(facts.look_alike().skeleton_segments, ["docs", "claude.rnd"]);
         let plain = target_facts("src/index.html");
-        assert!(!plain.default_ignorable);
-        assert_eq!(plain.skeleton_segments, ["src", "index.htrnl"]);
+        assert!(!plain.look_alike().default_ignorable);
+        assert_eq!(plain.look_alike().skeleton_segments, ["src", "index.htrnl"]);
     }
 
     #[test]

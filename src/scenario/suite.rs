@@ -107,6 +107,15 @@ impl Suite {
         run(scenario, snapshot).map_err(|error| error.to_string())
     }
 
+    /// How many answers the suite's policy snapshots hold in their caches.
+    pub fn cached_answers(&self) -> usize {
+        self.snapshots
+            .values()
+            .filter_map(|snapshot| snapshot.as_ref().ok())
+            .map(|snapshot| snapshot.cache().len())
+            .sum()
+    }
+
     fn snapshot(&mut self, files: &[String]) -> Result<&PolicySnapshot, String> {
         let key = files.to_vec();
         if !self.snapshots.contains_key(&key) {

@@ -15,7 +15,7 @@ use super::REDACTED;
 use crate::authz::context::CallContext;
 use crate::facts::{CallFacts, CallSummary, EntityRef};
 use crate::identity::ProjectIdentity;
-use crate::paths::{target_facts, TargetFacts};
+use crate::paths::TargetFacts;
 
 /// A logged record's facts cannot be turned back into facts to decide on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -162,16 +162,17 @@ impl TargetV1 {
         }
     }
 
-    /// Derived afresh from the raw path (so facts added later exist), then set to exactly
-    /// what was decided on for every fact the record holds.
+    /// Exactly what was decided on; facts added later (the look-alike facts) are derived
+    /// from the recorded normalized path when read.
     fn to_target(&self) -> TargetFacts {
-        let mut target = target_facts(&self.raw);
-        target.normalized.clone_from(&self.normalized);
-        target.lowercase.clone_from(&self.lowercase);
-        target.folded_segments.clone_from(&self.folded_segments);
-        target.rejected_character = self.rejected_character;
-        target.normalizes = self.normalizes;
-        target
+        TargetFacts::given(
+            self.raw.clone(),
+            self.normalized.clone(),
+            self.lowercase.clone(),
+            self.folded_segments.clone(),
+            self.rejected_character,
+            self.normalizes,
+        )
     }
 }
 

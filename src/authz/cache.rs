@@ -1,0 +1,98 @@
+//! authz::cache: the one cache of Cedar answers, owned by a policy snapshot and dropped with
+//! it. A request is looked up by its key (`authz::project`): the slices it is evaluated on,
+//! the action, and exactly the parts of the principal, resource and context that those
+//! slices' policies read (`authz::reads`). Calls that differ only in facts no policy reads
+//! share an answer.
+//!
+//! INVARIANT: an answer is stored under the key of the very request Cedar evaluated to give
+//! it, and that request holds only what the key encodes (`evaluate::answer` builds both from
+//! one projection). Equal keys therefore mean equal Cedar requests on the same immutable
+//! policies, and Cedar's answer is a function of those two: a hit returns what a fresh
+//! evaluation would. Nothing else (no clock, no address, no call identity) enters a key.
+//!
+//! Bounded by bytes (`CACHE_BYTES`, keys and answers weighed), evicting with quick_cache's
+//! CLOCK-Pro policy; a slice whose policies read the clock is never cached (its keys would
+//! hold the millisecond, so no answer would be asked for twice).
+
+use std::sync::Arc;
+
+use quick_cache::sync::Cache;
+use quick_cache::Weighter;
+
+use super::evaluate::Answer;
+use super::project::Key;
+
+/// The most bytes the cache holds (keys, answers and the table's own share per entry).
+pub const CACHE_BYTES: u64 = 16 << 20;
+/// About how many entries fit (sizes the table up front).
+const ESTIMATED_ENTRIES: usize = 32_768;
+/// What one entry costs besides its key's bytes and its answer's policy ids.
+const ENTRY_BYTES: u64 = 96;
+/// What one policy id or error of an answer costs.
+const ITEM_BYTES: u64 = 48;
+
+#[derive(Debug, Clone)]
+struct Weight;
+
+impl Weighter<Box<[u8]>, Arc<Answer>> for Weight {
+    fn weight(&self, key: &Box<[u8]>, answer: &Arc<Answer>) -> u64 {
+        let items = answer.forbids.len() + answer.permits.len() + answer.errors.len();
+        let errors: usize = answer.errors.iter().map(String::len).sum();
+        let bytes = key.len() + errors;
+        ENTRY_BYTES + ITEM_BYTES * items as u64 + bytes as u64
+    }
+}
+
+pub struct AnswerCache {
+    answers: Cache<Box<[u8]>, Arc<Answer>, Weight>,
+}
+
+impl Default for AnswerCache {
+    fn default() -> Self {
+        Self::with_capacity(CACHE_BYTES)
+    }
+}
+
+impl std::fmt::Debug for AnswerCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnswerCache")
+            .field("entries", &self.answers.len())
+            .field("bytes", &self.answers.weight())
+            .finish()
+    }
+}
+
+impl AnswerCache {
+    pub fn with_capacity(bytes: u64) -> Self {
+        let entries = ESTIMATED_ENTRIES.min(usize::try_from(bytes / ENTRY_BYTES).unwrap_or(1));
+        Self {
+            answers: Cache::with_weighter(entries.max(1), bytes, Weight),
+        }
+    }
+
+    pub fn get(&self, key: &Key) -> Option<Arc<Answer>> {
+        self.answers.get(key.bytes())
+    }
+
+    pub fn insert(&self, key: Key, answer: Arc<Answer>) {
+        self.answers.insert(key.into_bytes(), answer);
+    }
+
+    /// Forgets every answer (benchmarks measure the cold path with it).
+    pub fn clear(&self) {
+        self.answers.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.answers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.answers.is_empty()
+    }
+
+    /// The weight held, in bytes (at most `CACHE_BYTES`).
+    pub fn bytes(&self) -> u64 {
+        self.answers.weight()
+    }
+}

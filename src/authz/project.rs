@@ -1,0 +1,264 @@
+//! authz::project: a request context as Cedar sees it, cut down to what a slice reads
+//! (`authz::reads`). One walk over the typed context gives both halves of a lookup: the
+//! cache key (an exact, self-delimiting encoding of every value read) and, on a miss, the
+//! Cedar record of the same values.
+//!
+//! INVARIANT: for one slice (a fixed `Tree`), `project` writes equal bytes only for contexts
+//! whose `projected` Cedar records are equal: both read the same fields of the same values in
+//! the same order, and every value is encoded with its length or count.
+
+use std::collections::BTreeSet;
+
+use cedar_policy::RestrictedExpression;
+
+use super::reads::Tree;
+use super::EvaluationError;
+use crate::paths::PathSet;
+
+/// The bytes of a cache key.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Hash)]
+pub struct Key(Vec<u8>);
+
+impl Key {
+    pub fn with_capacity(bytes: usize) -> Self {
+        Self(Vec::with_capacity(bytes))
+    }
+
+    pub fn text(&mut self, text: &str) {
+        self.count(text.len());
+        self.0.extend_from_slice(text.as_bytes());
+    }
+
+    pub fn flag(&mut self, flag: bool) {
+        self.0.push(u8::from(flag));
+    }
+
+    pub fn long(&mut self, long: i64) {
+        self.0.extend_from_slice(&long.to_le_bytes());
+    }
+
+    pub fn count(&mut self, count: usize) {
+        self.0
+            .extend_from_slice(&u64::try_from(count).unwrap_or(u64::MAX).to_le_bytes());
+    }
+
+    /// An attribute read but absent (or tested only for presence, and present).
+    pub fn absent(&mut self) {
+        self.0.push(0xfe);
+    }
+
+    pub fn present(&mut self) {
+        self.0.push(0xfd);
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    pub fn into_bytes(self) -> Box<[u8]> {
+        self.0.into_boxed_slice()
+    }
+}
+
+/// A value of a request context, encoded for the key and converted for Cedar.
+pub(crate) trait Fact {
+    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError>;
+
+    /// Writes the whole value.
+    fn encode(&self, key: &mut Key);
+
+    /// Writes the parts `tree` reads (a value that is not a record is read whole).
+    fn project(&self, tree: &Tree, key: &mut Key) {
+        match tree {
+            Tree::Present => key.present(),
+            _ => self.encode(key),
+        }
+    }
+
+    /// The Cedar value of the parts `tree` reads.
+    fn projected(&self, _tree: &Tree) -> Result<RestrictedExpression, EvaluationError> {
+        self.to_cedar()
+    }
+}
+
+impl Fact for String {
+    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
+        Ok(RestrictedExpression::new_string(self.clone()))
+    }
+
+    fn encode(&self, key: &mut Key) {
+        key.text(self);
+    }
+}
+
+impl Fact for bool {
+    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
+        Ok(RestrictedExpression::new_bool(*self))
+    }
+
+    fn encode(&self, key: &mut Key) {
+        key.flag(*self);
+    }
+}
+
+impl Fact for i64 {
+    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
+        Ok(RestrictedExpression::new_long(*self))
+    }
+
+    fn encode(&self, key: &mut Key) {
+        key.long(*self);
+    }
+}
+
+impl Fact for BTreeSet<String> {
+    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
+        Ok(string_set(self.iter()))
+    }
+
+    fn encode(&self, key: &mut Key) {
+        encode_strings(self.iter(), self.len(), key);
+    }
+}
+
+impl Fact for PathSet {
+    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
+        Ok(string_set(self.iter()))
+    }
+
+    fn encode(&self, key: &mut Key) {
+        encode_strings(self.iter(), self.len(), key);
+    }
+}
+
+/// A set kept as a list without duplicates (its order is the key's, not Cedar's).
+impl Fact for Vec<String> {
+    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
+        Ok(string_set(self.iter()))
+    }
+
+    fn encode(&self, key: &mut Key) {
+        encode_strings(self.iter(), self.len(), key);
+    }
+}
+
+/// A record: its attribute names, in the order a whole record is encoded, and each value.
+pub(crate) trait Attributes {
+    const NAMES: &'static [&'static str];
+
+    fn attribute(&self, name: &str) -> Option<&dyn Fact>;
+}
+
+pub(crate) fn record_to_cedar<R: Attributes>(
+    record: &R,
+) -> Result<RestrictedExpression, EvaluationError> {
+    self::record(record_pairs(record, &Tree::Whole)?)
+}
+
+pub(crate) fn record_encode<R: Attributes>(record: &R, key: &mut Key) {
+    for name in R::NAMES {
+        match record.attribute(name) {
+            Some(value) => value.encode(key),
+            None => key.absent(),
+        }
+    }
+}
+
+pub(crate) fn record_project<R: Attributes>(record: &R, tree: &Tree, key: &mut Key) {
+    let Tree::Fields(fields) = tree else {
+        if *tree == Tree::Present {
+            return key.present();
+        }
+        return record_encode(record, key);
+    };
+    for (name, tree) in fields {
+        match record.attribute(name) {
+            Some(value) => value.project(tree, key),
+            None => key.absent(),
+        }
+    }
+}
+
+/// The `(name, value)` pairs of the attributes `tree` reads (every attribute for a whole or
+/// presence read).
+pub(crate) fn record_pairs<R: Attributes>(
+    record: &R,
+    tree: &Tree,
+) -> Result<Vec<(String, RestrictedExpression)>, EvaluationError> {
+    let Tree::Fields(fields) = tree else {
+        let mut pairs = Vec::with_capacity(R::NAMES.len());
+        for name in R::NAMES {
+            if let Some(value) = record.attribute(name) {
+                pairs.push(((*name).to_string(), value.to_cedar()?));
+            }
+        }
+        return Ok(pairs);
+    };
+    let mut pairs = Vec::with_capacity(fields.len());
+    for (name, tree) in fields {
+        if let Some(value) = record.attribute(name) {
+            pairs.push((name.clone(), value.projected(tree)?));
+        }
+    }
+    Ok(pairs)
+}
+
+fn string_set<'a>(strings: impl Iterator<Item = &'a String>) -> RestrictedExpression {
+    RestrictedExpression::new_set(
+        strings.map(|text| RestrictedExpression::new_string(text.clone())),
+    )
+}
+
+fn encode_strings<'a>(strings: impl Iterator<Item = &'a String>, count: usize, key: &mut Key) {
+    key.count(count);
+    strings.for_each(|text| key.text(text));
+}
+
+/// Builds a Cedar record from `(name, value)` pairs.
+pub(crate) fn record(
+    pairs: Vec<(String, RestrictedExpression)>,
+) -> Result<RestrictedExpression, EvaluationError> {
+    RestrictedExpression::new_record(pairs)
+        .map_err(|error| EvaluationError::Context(error.to_string()))
+}
+
+/// `impl_fact!(Type; field, field, ...)`: a record type whose attributes are the named fields,
+/// in that order.
+macro_rules! impl_fact {
+    ($type:ty; $($field:ident),+ $(,)?) => {
+        impl $crate::authz::project::Attributes for $type {
+            const NAMES: &'static [&'static str] = &[$(stringify!($field)),+];
+
+            fn attribute(&self, name: &str) -> Option<&dyn $crate::authz::project::Fact> {
+                match name {
+                    $(stringify!($field) => Some(&self.$field),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl $crate::authz::project::Fact for $type {
+            fn to_cedar(&self) -> Result<cedar_policy::RestrictedExpression, $crate::authz::EvaluationError> {
+                $crate::authz::project::record_to_cedar(self)
+            }
+
+            fn encode(&self, key: &mut $crate::authz::project::Key) {
+                $crate::authz::project::record_encode(self, key)
+            }
+
+            fn project(&self, tree: &$crate::authz::reads::Tree, key: &mut $crate::authz::project::Key) {
+                $crate::authz::project::record_project(self, tree, key)
+            }
+
+            fn projected(&self, tree: &$crate::authz::reads::Tree) -> Result<cedar_policy::RestrictedExpression, $crate::authz::EvaluationError> {
+                $crate::authz::project::record($crate::authz::project::record_pairs(self, tree)?)
+            }
+        }
+    };
+}
+
+pub(crate) use impl_fact;
+
+#[cfg(test)]
+#[path = "project_tests.rs"]
+mod tests;

@@ -1,0 +1,107 @@
+//! Tests for `reads`: what a policy's text reads, and the union of a slice.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use super::*;
+use cedar_policy::Policy;
+
+fn reads(text: &str) -> Reads {
+    Reads::of(&Policy::from_str(text).unwrap())
+}
+
+fn fields(entries: &[(&str, Tree)]) -> Tree {
+    Tree::Fields(
+        entries
+            .iter()
+            .map(|(name, tree)| ((*name).to_string(), tree.clone()))
+            .collect::<BTreeMap<_, _>>(),
+    )
+}
+
+#[test]
+fn attribute_chains_read_only_their_paths() {
+    let policy = reads(
+        r#"permit (principal, action, resource) when {
+             context.design.plan.writes.containsAll(context.design.targets.paths) &&
+             context.session.agent == "main" && context.design.plan.expires_at > context.now
+           };"#,
+    );
+    let expected = fields(&[
+        (
+            "design",
+            fields(&[
+                (
+                    "plan",
+                    fields(&[("expires_at", Tree::Whole), ("writes", Tree::Whole)]),
+                ),
+                ("targets", fields(&[("paths", Tree::Whole)])),
+            ]),
+        ),
+        ("now", Tree::Whole),
+        ("session", fields(&[("agent", Tree::Whole)])),
+    ]);
+    assert_eq!(policy.context, expected);
+    assert!(!policy.principal && !policy.resource);
+}
+
+#[test]
+fn a_context_it_cannot_follow_is_read_whole() {
+    let bare = reads(r#"permit (principal, action, resource) when { context == {} };"#);
+    assert_eq!(bare.context, Tree::Whole);
+    let chosen = reads(
+        r#"permit (principal, action, resource) when {
+             (if context.a then context.b else context.c).d
+           };"#,
+    );
+    // `a` is followed; the records chosen between are read whole, whatever is taken of them.
+    assert_eq!(
+        chosen.context,
+        fields(&[("a", Tree::Whole), ("b", Tree::Whole), ("c", Tree::Whole)])
+    );
+}
+
+#[test]
+fn presence_tests_read_presence_and_join_value_reads() {
+    let has = reads(r#"permit (principal, action, resource) when { context has design.plan };"#);
+    assert_eq!(
+        has.context,
+        fields(&[("design", fields(&[("plan", Tree::Present)]))])
+    );
+    let both = has.union(reads(
+        r#"permit (principal, action, resource) when { context.design.plan.found };"#,
+    ));
+    assert_eq!(
+        both.context,
+        fields(&[(
+            "design",
+            fields(&[("plan", fields(&[("found", Tree::Whole)]))])
+        )])
+    );
+}
+
+#[test]
+fn scope_and_condition_uses_of_entities_are_reads() {
+    let open = reads("permit (principal, action, resource);");
+    assert_eq!(open, Reads::default());
+    let pinned = reads(r#"forbid (principal, action, resource == DesignProject::"p2");"#);
+    assert!(pinned.resource && !pinned.principal);
+    let typed = reads("permit (principal is Agent, action, resource);");
+    assert!(typed.principal && !typed.resource);
+    let compared =
+        reads(r#"permit (principal, action, resource) when { resource == DesignProject::"p1" };"#);
+    assert!(compared.resource);
+    // Literals are not reads, even when they look like variables.
+    let literal =
+        reads(r#"permit (principal, action, resource) when { "context" == "principal" };"#);
+    assert_eq!(literal, Reads::default());
+}
+
+#[test]
+fn a_whole_read_absorbs_every_other() {
+    let whole = reads(r#"permit (principal, action, resource) when { context == {} };"#);
+    let some = reads(r#"permit (principal, action, resource) when { context.now > 1 };"#);
+    assert_eq!(some.clone().union(whole.clone()).context, Tree::Whole);
+    assert_eq!(whole.union(some).context, Tree::Whole);
+}
