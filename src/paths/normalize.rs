@@ -347,4 +347,31 @@ mod tests {
         let json = serde_json::to_string(&facts).unwrap();
         assert_eq!(serde_json::from_str::<TargetFacts>(&json).unwrap(), facts);
     }
+
+    /// `authz::targets` asks one request per distinct normalized path: that is exact only
+    /// because every fact of a target's context is the same for a raw path and for its
+    /// normalized form (normalization neither adds nor removes NUL or a rejected character).
+    #[test]
+    fn every_context_fact_is_a_function_of_the_normalized_path() {
+        use crate::authz::context::TargetContext;
+        use proptest::prelude::*;
+        let piece = proptest::sample::select(
+            &[
+                "a", "B", ".", "..", "", " ", "\\", "/", "./", "#", "?", ":", "\0", "\u{7f}",
+                "\u{200b}", "\u{2060}", "CLAUDE.md", "ＣＬＡＵＤＥ", "~1", "é", "e\u{301}",
+            ][..],
+        );
+        let raw = proptest::collection::vec(piece, 1..8).prop_map(|pieces| pieces.concat());
+        let mut runner = proptest::test_runner::TestRunner::default();
+        let outcome = runner.run(&raw, |raw| {
+            let facts = target_facts(&raw);
+            let again = target_facts(&facts.normalized);
+            let context = |facts: &TargetFacts| TargetContext::of(facts, "p1", "write_files");
+            prop_assert_eq!(context(&facts), context(&again), "{:?}", raw);
+            Ok(())
+        });
+        if let Err(error) = outcome {
+            panic!("{error}");
+        }
+    }
 }
