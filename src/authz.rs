@@ -3,7 +3,7 @@
 //! `.cedar` files.
 //!
 //! Map: `snapshot` (validated policy set + metadata + hash), `load` (parsing, annotations,
-//! strict validation), `index` (per-action/resource slices), `reads` (what each policy reads
+//! strict validation), `index` (per-action/resource slices, cut by `guards`), `reads` (what each policy reads
 //! of a request), `context` (typed request contexts mirroring the schema), `project` (a
 //! context cut down to what a slice reads: cache key and Cedar record), `cache` (the one
 //! answer cache, per snapshot), `evaluate` (one question against the slices), `targets`
@@ -18,6 +18,7 @@ pub mod context;
 pub mod decide;
 pub mod decision;
 pub mod evaluate;
+pub mod guards;
 pub mod index;
 pub mod load;
 pub mod problem;

@@ -51,7 +51,10 @@ pub(crate) fn answer<R: Attributes>(
     snapshot: &PolicySnapshot,
     asked: &Asked<'_, R>,
 ) -> Result<Arc<Answer>, EvaluationError> {
-    let slices = snapshot.index().slices(asked.action, asked.resource);
+    let slices = snapshot
+        .index()
+        .slices(asked.action, asked.resource)
+        .parts(asked.context);
     if !slices.cacheable() {
         return evaluated(snapshot, slices, asked).map(Arc::new);
     }

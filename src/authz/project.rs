@@ -79,6 +79,16 @@ pub(crate) trait Fact {
     fn projected(&self, _tree: &Tree) -> Result<RestrictedExpression, EvaluationError> {
         self.to_cedar()
     }
+
+    /// A record's attribute (`None` for values that are not records).
+    fn field(&self, _name: &str) -> Option<&dyn Fact> {
+        None
+    }
+
+    /// A Bool's value (`None` for any other value).
+    fn flag(&self) -> Option<bool> {
+        None
+    }
 }
 
 impl Fact for String {
@@ -98,6 +108,10 @@ impl Fact for bool {
 
     fn encode(&self, key: &mut Key) {
         key.flag(*self);
+    }
+
+    fn flag(&self) -> Option<bool> {
+        Some(*self)
     }
 }
 
@@ -252,6 +266,10 @@ macro_rules! impl_fact {
 
             fn projected(&self, tree: &$crate::authz::reads::Tree) -> Result<cedar_policy::RestrictedExpression, $crate::authz::EvaluationError> {
                 $crate::authz::project::record($crate::authz::project::record_pairs(self, tree)?)
+            }
+
+            fn field(&self, name: &str) -> Option<&dyn $crate::authz::project::Fact> {
+                $crate::authz::project::Attributes::attribute(self, name)
             }
         }
     };

@@ -357,8 +357,27 @@ mod tests {
         use proptest::prelude::*;
         let piece = proptest::sample::select(
             &[
-                "a", "B", ".", "..", "", " ", "\\", "/", "./", "#", "?", ":", "\0", "\u{7f}",
-                "\u{200b}", "\u{2060}", "CLAUDE.md", "ＣＬＡＵＤＥ", "~1", "é", "e\u{301}",
+                "a",
+                "B",
+                ".",
+                "..",
+                "",
+                " ",
+                "\\",
+                "/",
+                "./",
+                "#",
+                "?",
+                ":",
+                "\0",
+                "\u{7f}",
+                "\u{200b}",
+                "\u{2060}",
+                "CLAUDE.md",
+                "ＣＬＡＵＤＥ",
+                "~1",
+                "é",
+                "e\u{301}",
             ][..],
         );
         let raw = proptest::collection::vec(piece, 1..8).prop_map(|pieces| pieces.concat());
