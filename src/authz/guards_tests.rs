@@ -30,7 +30,7 @@ fn the_leftmost_fact_of_the_first_when_is_the_guard() {
     let negated = guard(
         "forbid (principal, action, resource) when { !context.design.tokenless && context.y };",
     );
-    assert_eq!(negated.unwrap().needs, false);
+    assert!(!negated.unwrap().needs);
 }
 
 #[test]
