@@ -9,6 +9,7 @@
 use askgate::server::body::{BodyLimits, RequestBody};
 use askgate::server::config::{HttpLimits, DEMO_AGENT_TOKEN};
 use askgate::server::error::ApiError;
+use askgate::server::hook::wire::{HookInput, HookOutput};
 use askgate::server::listen::{serve, Services};
 use askgate::server::wire::{parse_body, AuthorizeBody};
 use axum::http::HeaderMap;
@@ -16,10 +17,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-async fn floor(
-    headers: HeaderMap,
-    RequestBody(body): RequestBody,
-) -> Result<Json<Value>, ApiError> {
+fn require_agent(headers: &HeaderMap) -> Result<(), ApiError> {
     let expected = format!("Bearer {DEMO_AGENT_TOKEN}");
     let authorized = headers
         .get(axum::http::header::AUTHORIZATION)
@@ -27,10 +25,30 @@ async fn floor(
     if !authorized {
         return Err(ApiError::Unauthenticated("missing or unknown bearer token"));
     }
+    Ok(())
+}
+
+async fn floor(
+    headers: HeaderMap,
+    RequestBody(body): RequestBody,
+) -> Result<Json<Value>, ApiError> {
+    require_agent(&headers)?;
     let _body: AuthorizeBody = parse_body(&body)?;
     Ok(Json(
         json!({"decision": "allow", "reason": "constant", "policies": []}),
     ))
+}
+
+/// The hook's floor: the hook answers every 2xx, a parse failure as a deny, as the service does.
+async fn floor_hook(
+    headers: HeaderMap,
+    RequestBody(body): RequestBody,
+) -> Result<Json<HookOutput>, ApiError> {
+    require_agent(&headers)?;
+    Ok(Json(match parse_body::<HookInput>(&body) {
+        Ok(_input) => HookOutput::ask("constant"),
+        Err(error) => HookOutput::deny(&format!("could not read the hook input: {error}")),
+    }))
 }
 
 #[tokio::main]
@@ -43,6 +61,7 @@ async fn main() -> std::io::Result<()> {
     let limits = HttpLimits::default();
     let app = Router::new()
         .route("/_bench/floor", post(floor))
+        .route("/_bench/floor/hook", post(floor_hook))
         .layer(axum::Extension(BodyLimits::from(&limits)));
     let services = Services {
         health: app.clone(),
