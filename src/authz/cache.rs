@@ -11,8 +11,10 @@
 //! evaluation would. Nothing else (no clock, no address, no call identity) enters a key.
 //!
 //! Bounded by bytes (`CACHE_BYTES`, keys and answers weighed), evicting with quick_cache's
-//! CLOCK-Pro policy; a slice whose policies read the clock is never cached (its keys would
-//! hold the millisecond, so no answer would be asked for twice).
+//! CLOCK-Pro policy, which keeps answers asked for again and lets one-off ones go first. A
+//! slice whose policies read the clock has the millisecond in its keys: its answers serve
+//! the same call's second decision (the gate check and the decision share one instant) and
+//! little else, and are evicted first.
 
 use std::sync::Arc;
 

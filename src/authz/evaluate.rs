@@ -55,9 +55,6 @@ pub(crate) fn answer<R: Attributes>(
         .index()
         .slices(asked.action, asked.resource)
         .parts(asked.context);
-    if !slices.cacheable() {
-        return evaluated(snapshot, slices, asked).map(Arc::new);
-    }
     let key = key(slices, asked);
     if let Some(answer) = snapshot.cache().get(&key) {
         return Ok(answer);

@@ -20,7 +20,7 @@ use cedar_policy::{
 use super::guards::{choose, Guard};
 use super::problem::{LoadError, LoadProblem};
 use super::project::{Attributes, Fact};
-use super::reads::{Reads, Tree};
+use super::reads::Reads;
 
 #[derive(Debug, Default)]
 pub struct PolicyIndex {
@@ -50,16 +50,6 @@ struct Parts {
 }
 
 impl Slice {
-    /// Whether answers on this slice may be cached: not when a policy reads the clock (or the
-    /// whole context), since its key would hold the millisecond.
-    pub fn cacheable(&self) -> bool {
-        match &self.reads.context {
-            Tree::Whole => false,
-            Tree::Present => true,
-            Tree::Fields(fields) => !fields.contains_key("now"),
-        }
-    }
-
     /// The part of this slice a request with `context` is evaluated on: the policies whose
     /// guard its facts do not falsify (the whole slice when a guard fact is absent).
     pub(crate) fn part<R: Attributes>(&self, context: &R) -> &Slice {
@@ -106,11 +96,6 @@ impl<'a> Slices<'a> {
             general: self.general.map(|slice| slice.part(context)),
             specific: self.specific.map(|slice| slice.part(context)),
         }
-    }
-
-    /// Answers may be cached when every slice asked may be.
-    pub fn cacheable(self) -> bool {
-        self.iter().all(Slice::cacheable)
     }
 }
 
@@ -247,13 +232,15 @@ fn action_can_match(
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::super::reads::Tree;
+    use super::Slice;
     use crate::authz::{baseline, PolicySnapshot};
     use crate::facts::EntityRef;
 
     /// The shipped write rules: a tokenless write's part leaves the plan rules out, so it
     /// reads neither the clock nor the target paths and may be cached.
     #[test]
-    fn a_tokenless_write_part_leaves_the_plan_rules_out() {
+    fn a_tokenless_write_part_leaves_the_plan_rules_out_and_reads_no_clock_or_path() {
         let snapshot =
             PolicySnapshot::load(&baseline::schema_source(), &baseline::policy_sources()).unwrap();
         let action = EntityRef::action("write_files").uid().unwrap();
@@ -267,12 +254,27 @@ mod tests {
             .iter()
             .position(|fact| fact.as_slice() == ["design", "tokenless"])
             .expect("tokenless is a guard fact");
-        assert!(!slice.cacheable(), "the whole slice reads the clock");
+        let reads = |slice: &Slice, path: &[&str]| {
+            let mut tree = &slice.reads.context;
+            for name in path {
+                match tree {
+                    Tree::Fields(fields) => match fields.get(*name) {
+                        Some(next) => tree = next,
+                        None => return false,
+                    },
+                    _ => return true,
+                }
+            }
+            true
+        };
+        let (clock, paths) = (["now"], ["design", "targets", "paths"]);
+        assert!(reads(slice, &clock) && reads(slice, &paths));
         for (bits, part) in parts.slices.iter().enumerate() {
             let has = |id: &str| part.set.policy(&cedar_policy::PolicyId::new(id)).is_some();
             if bits >> tokenless & 1 == 1 {
                 assert!(!has("plans.covered") && has("grants.held"), "part {bits}");
-                assert!(part.cacheable(), "part {bits}");
+                // So a tokenless write's key holds neither the clock nor its paths.
+                assert!(!reads(part, &clock) && !reads(part, &paths), "part {bits}");
             } else {
                 assert!(has("plans.covered") && !has("grants.held"), "part {bits}");
             }
