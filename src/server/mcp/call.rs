@@ -33,7 +33,7 @@ pub async fn call(
             "invalid input `name`: unknown tool `{tool}`; use `{DESIGN}` or `{PROJECTS}`"
         ));
     }
-    let input = Value::Object(request.arguments.clone().unwrap_or_default());
+    let input = Value::Object(request.arguments.unwrap_or_default());
     let mut prepared = match state.prepare(tool, &session.facts, input).await {
         Ok(prepared) => prepared,
         Err(error) => return outcome::refused_input(&error),

@@ -12,21 +12,29 @@ use crate::server::error::ApiError;
 
 /// The executor's result is already an MCP result (`content`, `isError`, maybe
 /// `structuredContent`); anything else is passed on as its JSON text.
+/// The result is taken apart, not copied: its content moves into the tool result.
 pub fn upstream(result: Value) -> CallToolResult {
-    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-    let content = result
-        .get("content")
-        .cloned()
-        .and_then(|content| serde_json::from_value::<Vec<ContentBlock>>(content).ok());
-    let Some(content) = content else {
+    let Value::Object(mut fields) = result else {
         return error(&result.to_string());
+    };
+    let is_error = fields.get("isError").and_then(Value::as_bool) == Some(true);
+    let Some(raw) = fields.remove("content") else {
+        return error(&Value::Object(fields).to_string());
+    };
+    let content = match serde_json::from_value::<Vec<ContentBlock>>(raw) {
+        Ok(content) => content,
+        Err(problem) => {
+            return error(&format!(
+                "askgate: the upstream answered content that is not MCP content ({problem})"
+            ))
+        }
     };
     let mut out = if is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
     };
-    out.structured_content = result.get("structuredContent").cloned();
+    out.structured_content = fields.remove("structuredContent");
     out
 }
 
