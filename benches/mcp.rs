@@ -6,7 +6,9 @@
 //! Claude Code 2.1.328 speaks by default) and 2025-11-25 (inside an `initialize`d session).
 //! Informational only: it prints the figures and the ratio against the 1.2× target.
 //!
-//! Run: `cargo bench --bench mcp` (`-- --quick` for a short smoke run).
+//! Run: `cargo bench --bench mcp` (`-- --quick` for a short smoke run; `-- --only=http`,
+//! `--only=stateless` or `--only=session` times one case alone, for `perf stat` / `perf record`
+//! per path).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -142,6 +144,15 @@ fn p50(samples: &mut [Duration]) -> Duration {
 async fn main() {
     let quick = std::env::args().any(|argument| argument == "--quick");
     let per_round = if quick { 20 } else { 100 };
+    let only = std::env::args().find_map(|argument| {
+        let case = argument.strip_prefix("--only=")?.to_string();
+        Some(
+            ["http", "stateless", "session"]
+                .iter()
+                .position(|name| *name == case),
+        )
+    });
+    let only = only.map(|position| position.expect("--only=http|stateless|session"));
     let url = boot().await;
     reqwest::Client::new()
         .post(format!("{url}/v1/design/consent"))
@@ -167,13 +178,22 @@ async fn main() {
     let mut samples: [Vec<Duration>; 3] = Default::default();
     // Rounds interleave the three so drift on a shared machine hits them alike.
     for _ in 0..ROUNDS {
-        for ((http, target), times) in clients.iter().zip(&targets).zip(samples.iter_mut()) {
+        let cases = clients.iter().zip(&targets).zip(samples.iter_mut());
+        for (case, ((http, target), times)) in cases.enumerate() {
+            if only.is_some_and(|only| only != case) {
+                continue;
+            }
             for _ in 0..per_round {
                 let started = Instant::now();
                 send(http, target).await;
                 times.push(started.elapsed());
             }
         }
+    }
+    if let Some(only) = only {
+        let times = &mut samples[only];
+        println!("calls: {}  p50 {:>8.1} µs", times.len(), micros(p50(times)));
+        return;
     }
     let [http, stateless, session] = samples.each_mut().map(|times| p50(times));
     println!("calls per case: {}", ROUNDS * per_round);

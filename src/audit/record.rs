@@ -133,6 +133,8 @@ pub enum ApprovalAction {
     Approved,
     Refused,
     Expired,
+    /// The asking call stopped waiting (an MCP call); `note` says what withdrew it.
+    Withdrawn,
 }
 
 /// How the executed call ended upstream, linked to its decision.

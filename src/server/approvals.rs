@@ -1,6 +1,6 @@
 //! server::approvals: pending approvals — the held call, its card and an expiry — and their
-//! life: pending → running (exactly one approver wins) → completed or failed; or refused or
-//! expired. Bounded: open approvals are capped per caller and in all, and so are the bytes of
+//! life: pending → running (exactly one approver wins) → completed or failed; or refused,
+//! expired, or withdrawn (the asking call stopped waiting). Bounded: open approvals are capped per caller and in all, and so are the bytes of
 //! the calls they hold; finished ones are kept for the retention, then forgotten. It keeps the
 //! books only: logging, re-deciding and running are `approving`'s.
 
@@ -20,7 +20,7 @@ use super::error::ApiError;
 use crate::authz::Approval;
 use book::{Book, Entry};
 
-pub use book::ToLog;
+pub use book::{ToLog, Withdrawal};
 pub use view::{ApprovalStatus, ApprovalView, ApprovedCall, PendingCall};
 
 /// Why a new approval was not held (answered 429).
@@ -56,6 +56,7 @@ pub struct Page {
 pub struct Sweep {
     pub expired: Vec<ToLog>,
     pub overdue: Vec<ToLog>,
+    pub withdrawn: Vec<Withdrawal>,
 }
 
 /// How long past the run deadline the sweeper waits before failing a run that never reported
@@ -223,6 +224,38 @@ impl ApprovalStore {
         Ok(claim)
     }
 
+    /// Withdraws a pending approval whose asking call stopped waiting: it ends at once (its
+    /// call dropped; an approver after this is told it is withdrawn) with `why` as its result's
+    /// message, and its record is returned to be logged (see `requeue_withdrawals`). Fails
+    /// like `claim` when it is no longer pending: then an approver (or the expiry) came first.
+    pub fn withdraw(
+        &self,
+        id: &str,
+        why: &str,
+        now: OffsetDateTime,
+    ) -> Result<Withdrawal, ApiError> {
+        let mut book = self.lock(now);
+        let claim = take_pending(&mut book, id, ApprovalStatus::Withdrawn)?;
+        let result = super::execute::error_json("withdrawn", why);
+        book.close(
+            id,
+            ApprovalStatus::Withdrawn,
+            Some(result),
+            now,
+            &self.limits,
+        );
+        Ok(Withdrawal {
+            id: claim.id,
+            decision_id: claim.decision_id,
+            why: why.to_string(),
+        })
+    }
+
+    /// Withdrawals whose record could not be written, for the sweeper to log.
+    pub fn requeue_withdrawals(&self, withdrawals: Vec<Withdrawal>, now: OffsetDateTime) {
+        self.lock(now).unlogged_withdrawals.extend(withdrawals);
+    }
+
     /// Puts a claimed approval back to pending, its call with it (its answer was not logged).
     pub fn release(&self, claim: Claim, now: OffsetDateTime) {
         let mut book = self.lock(now);
@@ -309,6 +342,7 @@ impl ApprovalStore {
         Sweep {
             expired: std::mem::take(&mut book.unlogged_expiries),
             overdue,
+            withdrawn: std::mem::take(&mut book.unlogged_withdrawals),
         }
     }
 
@@ -343,7 +377,7 @@ fn take_pending(book: &mut Book, id: &str, status: ApprovalStatus) -> Result<Cla
             entry.call = call;
             return Err(ApiError::ApprovalClosed {
                 id: id.to_string(),
-                status: current.as_str().to_string(),
+                status: closed_status(current, &entry.view),
             });
         }
     };
@@ -357,4 +391,12 @@ fn take_pending(book: &mut Book, id: &str, status: ApprovalStatus) -> Result<Cla
     let seq = entry.seq;
     book.pending.remove(&seq);
     Ok(claim)
+}
+
+/// The status a late answer is told; a withdrawal also says what withdrew it.
+fn closed_status(status: ApprovalStatus, view: &ApprovalView) -> String {
+    match view.withdrawn_because() {
+        Some(why) => format!("{} ({why})", status.as_str()),
+        None => status.as_str().to_string(),
+    }
 }

@@ -3,7 +3,8 @@
 //! hands the claimed call to a spawned task (`work`) that owns its completion and its log
 //! records: it decides the call again on the snapshot and state of that moment (`redecide`),
 //! then runs the follow-up and the call; the request only waits for it. Refusing is logged
-//! before it counts. Expiries are logged by the sweeper (`sweeper`).
+//! before it counts. Expiries are logged by the sweeper (`sweeper`). A call that stops waiting
+//! withdraws its approval: ended at once, logged right after (by the sweeper if that fails).
 
 mod redecide;
 mod sweeper;
@@ -153,6 +154,36 @@ impl AppState {
             // The refusal goes on being logged; show the approval as it stands.
             Err(_) => inner.approvals.view(id, inner.clock.now()),
         }
+    }
+
+    /// The asking call stopped waiting (`why` says how): its approval ends as `withdrawn`, so
+    /// no approver can run a call whose result nobody would receive. Fails with
+    /// `ApprovalClosed` when an approver (or the expiry) came first.
+    pub async fn withdraw(&self, id: &str, why: &str) -> Result<ApprovalView, ApiError> {
+        let inner = self.inner();
+        let withdrawal = self.withdraw_now(id, why)?;
+        if sweeper::log_withdrawal(inner, &withdrawal).await.is_err() {
+            inner
+                .approvals
+                .requeue_withdrawals(vec![withdrawal], inner.clock.now());
+        }
+        inner.approvals.view(id, inner.clock.now())
+    }
+
+    /// [`Self::withdraw`] without waiting for the log: the sweeper writes the record. For a
+    /// holder that cannot wait (it is being dropped).
+    pub fn withdraw_later(&self, id: &str, why: &str) {
+        if let Ok(withdrawal) = self.withdraw_now(id, why) {
+            let inner = self.inner();
+            inner
+                .approvals
+                .requeue_withdrawals(vec![withdrawal], inner.clock.now());
+        }
+    }
+
+    fn withdraw_now(&self, id: &str, why: &str) -> Result<super::approvals::Withdrawal, ApiError> {
+        let inner = self.inner();
+        inner.approvals.withdraw(id, why, inner.clock.now())
     }
 
     pub fn approval_json(view: &ApprovalView) -> Value {

@@ -330,7 +330,11 @@ async fn decide(
             // Someone else decided first: show the approval as it is now, and who decided.
             match state.inner().approvals.view(&id, now) {
                 Ok(view) => {
-                    let by = view.approved_by.as_deref().unwrap_or("nobody (it expired)");
+                    let by = match (&view.approved_by, view.withdrawn_because()) {
+                        (Some(by), _) => by.as_str(),
+                        (None, Some(_)) => "askgate",
+                        (None, None) => "nobody (it expired)",
+                    };
                     let notice = format!("This approval is already {status}, decided by {by}.");
                     page(
                         StatusCode::CONFLICT,

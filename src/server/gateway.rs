@@ -62,6 +62,8 @@ pub struct Prepared {
     pub facts: CallFacts,
     /// The `local_path` file the decision saw; the executor reads only that same file.
     pub local_file: Option<LocalFileStat>,
+    /// The client's id for this tool call (MCP `_meta`), logged with the decision.
+    pub tool_use_id: Option<String>,
 }
 
 /// What the gateway did with a call.
@@ -121,6 +123,7 @@ impl AppState {
             call,
             facts,
             local_file,
+            tool_use_id: None,
         })
     }
 

@@ -164,6 +164,7 @@ fn prepare(
         call,
         facts,
         local_file: None,
+        tool_use_id: Some(input.tool_use_id.clone()),
     })
 }
 

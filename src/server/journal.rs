@@ -53,7 +53,8 @@ impl Journal {
         shadow: Option<&Decision>,
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
-        self.record_decision(prepared, decision, shadow, None, now)
+        let tool_use_id = prepared.tool_use_id.as_deref();
+        self.record_decision(prepared, decision, shadow, tool_use_id, now)
             .await
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::gateway::harness::{write_args, Gateway, AGENT, APPROVER};
+use crate::gateway::hook_log::logged;
 use crate::support::claude_code::Run;
 use crate::support::fake_messages::{FakeMessages, ToolResult, Turn};
 
@@ -82,6 +83,8 @@ async fn approve_when_pending(gateway: &Gateway) -> Value {
 /// makes it speak 2025-11-25 (`initialize`, `Mcp-Session-Id`, URL elicitation declared).
 const GENERATIONS: [Option<&str>; 2] = [None, Some("v1")];
 
+/// Also: the ask's decision record carries the tool-use id the client sent in `_meta`
+/// (`claudecode/toolUseId`), the id the model's `tool_use` block had.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_ask_holds_a_tokenless_write_until_approved_and_the_write_lands_once() {
     for generation in GENERATIONS {
@@ -90,7 +93,9 @@ async fn mcp_ask_holds_a_tokenless_write_until_approved_and_the_write_lands_once
 }
 
 async fn held_write_lands_once(generation: Option<&str>) {
-    let gateway = Gateway::start().await;
+    let log = tempfile::tempdir().unwrap();
+    let log_dir = log.path().to_path_buf();
+    let gateway = Gateway::start_with(|raw| raw.log_dir = Some(log_dir)).await;
     gateway.record_consent().await;
     let fake = FakeMessages::start(vec![
         design("write_files", write_args("p1", &["held.html"])),
@@ -115,6 +120,19 @@ async fn held_write_lands_once(generation: Option<&str>) {
     assert_eq!(
         gateway.read_file("p1", "held.html").await.as_deref(),
         Some("<p>held.html</p>")
+    );
+    let asked: Vec<Value> = logged(log.path())
+        .into_iter()
+        .filter(|record| record["decision"] == "ask")
+        .collect();
+    // The call's decision, then the re-decision when it was approved.
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[0]["operation"], "write_files", "{asked:?}");
+    assert!(result.tool_use_id.starts_with("toolu_"), "{result:?}");
+    assert_eq!(
+        asked[0]["tool_use_id"],
+        json!(result.tool_use_id),
+        "{asked:?}"
     );
 }
 

@@ -2,8 +2,16 @@
 
 use serde_json::Value;
 
-/// Every record of every log file in `dir`, in order.
+/// The decision records of every log file in `dir`, in order.
 pub fn logged(dir: &std::path::Path) -> Vec<Value> {
+    records(dir)
+        .into_iter()
+        .filter(|record| record["kind"] == "decision")
+        .collect()
+}
+
+/// Every record of every log file in `dir`, in order.
+pub fn records(dir: &std::path::Path) -> Vec<Value> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
@@ -18,6 +26,5 @@ pub fn logged(dir: &std::path::Path) -> Vec<Value> {
                 .map(|line| serde_json::from_str::<Value>(line).unwrap())
                 .collect::<Vec<_>>()
         })
-        .filter(|record| record["kind"] == "decision")
         .collect()
 }

@@ -1,6 +1,7 @@
 //! The MCP front door over real HTTP (issue 10 §1): bearer auth on `/mcp`, the tools the
 //! policies leave open, and `tools/call` through the gateway pipeline — allow, deny, bad
-//! input, and an ask held until an approver decides (with progress and the URL elicitation).
+//! input, and an ask held until an approver decides (with progress and the URL elicitation)
+//! or until the call stops waiting, which withdraws the approval.
 
 use std::time::Duration;
 
@@ -258,18 +259,123 @@ async fn mcp_refused_approval_is_a_tool_error_saying_so() {
     assert_eq!(gateway.tool_calls("write_files").await, 0);
 }
 
+/// Once the held call stops waiting nobody would receive its result, so the approval is
+/// withdrawn: an approver who comes later is told so (and by what) and the call never runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mcp_hold_ends_at_the_configured_wait_and_says_the_approval_is_pending() {
-    let gateway = Gateway::start_with(|raw| quick_holds(raw, 1)).await;
+async fn mcp_hold_that_ends_withdraws_the_approval_and_a_late_approver_cannot_run_it() {
+    let log = tempfile::tempdir().unwrap();
+    let log_dir = log.path().to_path_buf();
+    let gateway = Gateway::start_with(|raw| {
+        quick_holds(raw, 1);
+        raw.log_dir = Some(log_dir);
+    })
+    .await;
     let mut client = connected(&gateway, json!({})).await;
     let (result, _) = held_write(&gateway, &mut client, json!({})).await;
     assert_eq!(result["isError"], true, "{result}");
     assert!(
-        text_of(&result).contains("no approver answered in time"),
+        text_of(&result).contains("askgate withdrew the approval"),
         "{result}"
     );
-    assert_eq!(result["structuredContent"]["status"], "pending", "{result}");
+    assert_eq!(
+        result["structuredContent"]["status"], "withdrawn",
+        "{result}"
+    );
+    let id = result["structuredContent"]["approval_id"].as_str().unwrap();
+    let why = "it waited 1 s (`mcp.approval_wait_seconds`) and gave up";
+    assert_withdrawn_and_never_run(&gateway, id, why).await;
+    assert_eq!(withdrawals_logged(log.path()), [id.to_string()]);
+}
+
+/// An approver who comes after the withdrawal: refused by name, the approval shows what
+/// withdrew it, it is no longer pending, and the sandbox never sees the write.
+async fn assert_withdrawn_and_never_run(gateway: &Gateway, id: &str, why: &str) {
+    let late = gateway.approve(id).await;
+    assert_eq!(late.status, 409, "{}", late.body);
+    let message = late.body.to_string();
+    assert!(message.contains("is already withdrawn"), "{message}");
+    assert!(message.contains(why), "{message}");
+    let shown = gateway
+        .get(&format!("/v1/approvals/{id}"), Some(APPROVER))
+        .await;
+    assert_eq!(shown.body["status"], "withdrawn", "{}", shown.body);
+    assert_eq!(shown.body["result"]["error"], "withdrawn", "{}", shown.body);
+    let text = text_of(&shown.body["result"]);
+    assert!(text.starts_with("withdrawn by askgate"), "{text}");
+    assert!(text.contains(why), "{text}");
+    let pending = gateway.get("/v1/approvals", Some(APPROVER)).await;
+    assert_eq!(pending.body["approvals"], json!([]), "{}", pending.body);
     assert_eq!(gateway.tool_calls("write_files").await, 0);
+    assert_eq!(gateway.stats().await["grant_posts"], 0);
+}
+
+/// The approval ids of the `withdrawn` records in the decision log.
+fn withdrawals_logged(dir: &std::path::Path) -> Vec<String> {
+    super::hook_log::records(dir)
+        .into_iter()
+        .filter(|record| record["kind"] == "approval" && record["action"] == "withdrawn")
+        .map(|record| {
+            assert_eq!(record["by"], "askgate", "{record}");
+            record["approval_id"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+/// A 2026-07-28 client (no session) that gives up on its held call: the request is dropped
+/// mid-hold, askgate sees the client go and withdraws the approval at once, long before the
+/// configured wait would have ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_client_that_goes_away_mid_hold_withdraws_its_approval() {
+    let log = tempfile::tempdir().unwrap();
+    let log_dir = log.path().to_path_buf();
+    let gateway = Gateway::start_with(|raw| {
+        quick_holds(raw, 60);
+        raw.log_dir = Some(log_dir);
+    })
+    .await;
+    gateway.record_consent().await;
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "ClaudeDesign",
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "askgate-tests", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {}},
+        "arguments": {"operation": "write_files", "arguments": write_args("p1", &["held.html"])}}});
+    let request = gateway
+        .http
+        .post(format!("{}/mcp", gateway.url))
+        .bearer_auth(AGENT)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "ClaudeDesign")
+        .body(call.to_string())
+        .send();
+    let gave_up = async {
+        let approval = pending_approval(&gateway).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        approval
+    };
+    let approval = tokio::select! {
+        answered = request => panic!("the held call answered early: {answered:?}"),
+        approval = gave_up => approval,
+    };
+    let id = approval["id"].as_str().unwrap();
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        let shown = gateway
+            .get(&format!("/v1/approvals/{id}"), Some(APPROVER))
+            .await;
+        status = shown.body["status"].clone();
+        if status != "pending" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, "withdrawn");
+    let why = "its MCP client cancelled the call or went away";
+    assert_withdrawn_and_never_run(&gateway, id, why).await;
+    assert_eq!(withdrawals_logged(log.path()), [id.to_string()]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -359,11 +465,13 @@ async fn mcp_holds_at_most_max_held_calls_and_answers_the_next_with_an_error() {
     let ((held, _), (refused, _)) =
         tokio::join!(held_write(&gateway, &mut first, json!({})), later);
     assert!(
-        text_of(&held).contains("no approver answered in time"),
+        text_of(&held).contains("askgate withdrew the approval"),
         "{held}"
     );
     assert_eq!(refused["isError"], true, "{refused}");
     assert!(text_of(&refused).contains("too many calls"), "{refused}");
+    // Nobody receives the unheld call's result, so its approval is withdrawn too.
+    assert!(text_of(&refused).contains("is withdrawn"), "{refused}");
 }
 
 /// A `finalize_plan` approved in one MCP session mints a plan for that session only.

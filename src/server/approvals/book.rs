@@ -33,6 +33,15 @@ pub(super) struct Entry {
 /// An expiry or an overdue run the sweeper must log: (approval id, decision id).
 pub type ToLog = (String, String);
 
+/// A withdrawn approval's record, to be logged once: by whoever withdrew it, else the sweeper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withdrawal {
+    pub id: String,
+    pub decision_id: String,
+    /// What withdrew it, in words (logged as the record's note).
+    pub why: String,
+}
+
 #[derive(Debug, Default)]
 pub(super) struct Book {
     pub entries: HashMap<String, Entry>,
@@ -49,6 +58,9 @@ pub(super) struct Book {
     // INVARIANT: bounded by the open cap while the log refuses writes: every entry here was
     // open, and no new approval can be created while the ask's decision cannot be logged.
     pub unlogged_expiries: Vec<ToLog>,
+    /// Withdrawals whose record could not be written yet; the sweeper retries them.
+    // INVARIANT: bounded like `unlogged_expiries`: each was an open approval.
+    pub unlogged_withdrawals: Vec<Withdrawal>,
     pub next_seq: u64,
 }
 

@@ -171,3 +171,39 @@ fn pages_follow_creation_order_with_a_cursor() {
     assert_eq!(ids(&second), ["a2", "a3", "a4"]);
     assert_eq!(second.next_cursor, None);
 }
+
+#[test]
+fn a_withdrawal_ends_the_approval_at_once_frees_its_place_and_beats_a_late_approver() {
+    let store = ApprovalStore::new(limits());
+    hold(&store, "a1", "agent-a", "x").unwrap();
+    hold(&store, "a2", "agent-a", "x").unwrap();
+    let withdrawn = store.withdraw("a1", "the call gave up", T0).unwrap();
+    assert_eq!(withdrawn.decision_id, "d");
+    let view = store.view("a1", T0).unwrap();
+    assert_eq!(view.status, ApprovalStatus::Withdrawn);
+    assert_eq!(view.withdrawn_because(), Some("the call gave up"));
+    assert_eq!(store.pending_count(T0), 1);
+    let late = store.claim("a1", "approver", T0).unwrap_err();
+    assert!(
+        late.to_string()
+            .contains("already withdrawn (the call gave up)"),
+        "{late}"
+    );
+    assert!(store.claim_refusal("a1", "approver", T0).is_err());
+    hold(&store, "a3", "agent-a", "x").unwrap();
+    // An approver who came first wins; the withdrawal is told so.
+    store.claim("a2", "approver", T0).unwrap();
+    let refused = store.withdraw("a2", "too late", T0).unwrap_err();
+    assert!(refused.to_string().contains("running"), "{refused}");
+}
+
+#[test]
+fn an_unlogged_withdrawal_is_handed_to_the_sweeper_once() {
+    let store = ApprovalStore::new(limits());
+    hold(&store, "a1", "agent-a", "x").unwrap();
+    let withdrawn = store.withdraw("a1", "gone", T0).unwrap();
+    store.requeue_withdrawals(vec![withdrawn.clone()], T0);
+    assert_eq!(store.sweep(T0).withdrawn, [withdrawn]);
+    assert!(store.sweep(T0).withdrawn.is_empty(), "handed over once");
+    assert!(store.sweep(T0).expired.is_empty(), "not also an expiry");
+}

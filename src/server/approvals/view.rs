@@ -67,6 +67,10 @@ pub enum ApprovalStatus {
     Failed,
     Refused,
     Expired,
+    /// The asking call stopped waiting before anyone answered (an MCP call's wait ended, or
+    /// its client cancelled or went away): nobody would receive the result, so it never runs.
+    /// `result.message` says what withdrew it.
+    Withdrawn,
 }
 
 impl ApprovalStatus {
@@ -78,6 +82,7 @@ impl ApprovalStatus {
             Self::Failed => "failed",
             Self::Refused => "refused",
             Self::Expired => "expired",
+            Self::Withdrawn => "withdrawn",
         }
     }
 
@@ -102,6 +107,17 @@ pub struct ApprovalView {
     pub expires_at: OffsetDateTime,
     pub approved_by: Option<String>,
     pub result: Option<Value>,
+}
+
+impl ApprovalView {
+    /// What withdrew a withdrawn approval (its result's message); `None` otherwise.
+    pub fn withdrawn_because(&self) -> Option<&str> {
+        if self.status != ApprovalStatus::Withdrawn {
+            return None;
+        }
+        let content = self.result.as_ref()?.get("content")?;
+        content.get(0)?.get("text")?.as_str()
+    }
 }
 
 fn len(text: &str) -> u64 {

@@ -1,11 +1,14 @@
 //! server::approving::sweeper: the task that keeps the approval store honest between
 //! requests: every `approvals.sweep_interval_ms` it expires due approvals and logs each expiry
-//! once (retrying at the next sweep while the log fails), forgets finished approvals past the
-//! retention, and ends any run past its deadline as `failed` with an outcome record.
+//! once (retrying at the next sweep while the log fails), logs the withdrawals their holder
+//! could not, forgets finished approvals past the retention, and ends any run past its
+//! deadline as `failed` with an outcome record.
 
 use std::sync::{Arc, Weak};
 
 use crate::audit::record::ApprovalAction;
+use crate::server::approvals::Withdrawal;
+use crate::server::error::ApiError;
 use crate::server::execute::error_json;
 use crate::server::gateway::{AppState, Inner};
 
@@ -50,8 +53,32 @@ async fn sweep(inner: &Inner) {
     if !unlogged.is_empty() {
         inner.approvals.requeue_expiries(unlogged, now);
     }
+    let mut unlogged = Vec::new();
+    for withdrawal in found.withdrawn {
+        if log_withdrawal(inner, &withdrawal).await.is_err() {
+            unlogged.push(withdrawal);
+        }
+    }
+    if !unlogged.is_empty() {
+        inner.approvals.requeue_withdrawals(unlogged, now);
+    }
     for (_, decision_id) in found.overdue {
         let result = error_json("deadline", "the approved work did not report back");
         inner.journal.outcome(&decision_id, &result, now).await;
     }
+}
+
+/// A withdrawal's one record: by askgate, with what withdrew it as the note.
+pub async fn log_withdrawal(inner: &Inner, withdrawal: &Withdrawal) -> Result<(), ApiError> {
+    inner
+        .journal
+        .approval(
+            &withdrawal.decision_id,
+            &withdrawal.id,
+            ApprovalAction::Withdrawn,
+            SWEEPER,
+            Some(&withdrawal.why),
+            inner.clock.now(),
+        )
+        .await
 }

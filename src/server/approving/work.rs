@@ -105,6 +105,7 @@ impl Work {
             call: pending.call,
             facts,
             local_file,
+            tool_use_id: None,
         };
         let decision = match self.state.decide_and_record(&prepared).await {
             Ok(decision) => decision,

@@ -59,6 +59,7 @@ pub fn card(view: &ApprovalView, now: OffsetDateTime) -> Markup {
                 }
                 dt { "Approval" } dd { code { (shown(&view.id)) } }
                 @if let Some(by) = &view.approved_by { dt { "Decided by" } dd { (shown(by)) } }
+                @if let Some(why) = view.withdrawn_because() { dt { "Withdrawn" } dd { (shown_prose(why)) } }
             }
         }
     }

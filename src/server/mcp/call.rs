@@ -3,7 +3,7 @@
 //! (decide, decision log, metrics, executor or a pending approval) — with the outcome turned
 //! into a tool result. An ask holds the call ([`super::hold`]).
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use serde_json::Value;
@@ -13,7 +13,7 @@ use super::hold::Hold;
 use super::outcome;
 use super::schema::{DESIGN, PROJECTS};
 use super::session::McpSession;
-use crate::server::approvals::ApprovalStatus;
+use crate::server::approvals::{ApprovalStatus, ApprovalView};
 use crate::server::gateway::{AppState, Handled};
 
 pub async fn call(
@@ -33,11 +33,12 @@ pub async fn call(
             "invalid input `name`: unknown tool `{tool}`; use `{DESIGN}` or `{PROJECTS}`"
         ));
     }
-    let input = Value::Object(request.arguments.clone().unwrap_or_default());
-    let prepared = match state.prepare(tool, &session.facts, input).await {
+    let input = Value::Object(request.arguments.unwrap_or_default());
+    let mut prepared = match state.prepare(tool, &session.facts, input).await {
         Ok(prepared) => prepared,
         Err(error) => return outcome::refused_input(&error),
     };
+    prepared.tool_use_id = tool_use_id(&context.meta);
     let decision_id = prepared.decision_id.clone();
     match state.handle(&session.caller, prepared).await {
         Err(error) => outcome::error(&format!(
@@ -50,11 +51,7 @@ pub async fn call(
         }
         Ok(Handled::Asked { approval, .. }) => {
             let Ok(_permit) = held.try_acquire() else {
-                return outcome::error(&format!(
-                    "askgate holds too many calls for approval to hold this one: approval `{}` \
-                     stays pending (decision {decision_id})",
-                    approval.id
-                ));
+                return not_held(state, &approval, &decision_id).await;
             };
             Hold {
                 state,
@@ -68,5 +65,67 @@ pub async fn call(
             .result()
             .await
         }
+    }
+}
+
+/// Past `mcp.max_held` the call is answered at once, so its approval is withdrawn: nobody
+/// would receive the result of approving it.
+async fn not_held(state: &AppState, approval: &ApprovalView, decision_id: &str) -> CallToolResult {
+    let limit = state.inner().mcp.max_held;
+    let why = format!(
+        "withdrawn by askgate: it already holds {limit} MCP calls for approval \
+         (`mcp.max_held`), so the call from `{}` was not held and nobody would receive its result",
+        approval.requested_by
+    );
+    let status = match state.withdraw(&approval.id, &why).await {
+        Ok(view) => view.status,
+        Err(_) => {
+            let now = state.inner().clock.now();
+            let view = state.inner().approvals.view(&approval.id, now);
+            view.map_or(approval.status, |view| view.status)
+        }
+    };
+    outcome::error(&format!(
+        "askgate holds too many calls for approval to hold this one: approval `{}` is {} \
+         (decision {decision_id})",
+        approval.id,
+        status.as_str()
+    ))
+}
+
+/// The `_meta` key Claude Code puts its id for the tool call under.
+const TOOL_USE_ID: &str = "claudecode/toolUseId";
+
+/// The longest tool-use id logged, in bytes (Claude Code's are `toolu_` and 24 characters).
+const TOOL_USE_ID_BYTES: usize = 128;
+
+/// The client's id for this call, for the decision log only: it decides nothing. One that is
+/// not a short printable string is not logged (the call goes on; the log stays clean).
+fn tool_use_id(meta: &RequestMetaObject) -> Option<String> {
+    meta.get(TOOL_USE_ID)
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty() && id.len() <= TOOL_USE_ID_BYTES)
+        .filter(|id| !id.chars().any(char::is_control))
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(value: Value) -> RequestMetaObject {
+        let mut meta = RequestMetaObject::new();
+        meta.insert(TOOL_USE_ID.to_string(), value);
+        meta
+    }
+
+    #[test]
+    fn the_tool_use_id_is_taken_only_as_a_short_printable_string() {
+        let id = tool_use_id(&meta(Value::from("toolu_01ABC")));
+        assert_eq!(id.as_deref(), Some("toolu_01ABC"));
+        assert_eq!(tool_use_id(&RequestMetaObject::new()), None);
+        assert_eq!(tool_use_id(&meta(Value::from(7))), None);
+        assert_eq!(tool_use_id(&meta(Value::from("a\nb"))), None);
+        assert_eq!(tool_use_id(&meta(Value::from("x".repeat(129)))), None);
     }
 }

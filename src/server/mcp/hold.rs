@@ -3,7 +3,8 @@
 //! the client declared URL-mode elicitation, points the user at the approval. It never sends a
 //! form-mode elicitation: the agent's own client can answer those (Claude Code's `Elicitation`
 //! hook), so such an answer is not a human approval. The approval itself is only ever decided
-//! through the approvals API.
+//! through the approvals API. When the call stops waiting first (the wait ends, the client
+//! cancels or goes away) its approval is withdrawn: nobody would receive the result.
 
 use std::time::Duration;
 
@@ -32,8 +33,30 @@ pub struct Hold<'a> {
     pub base_url: String,
 }
 
+/// Withdraws the approval if the held call is dropped before it settles.
+struct Unsettled {
+    state: AppState,
+    id: String,
+    why: String,
+    armed: bool,
+}
+
+impl Drop for Unsettled {
+    fn drop(&mut self) {
+        if self.armed {
+            self.state.withdraw_later(&self.id, &self.why);
+        }
+    }
+}
+
 impl Hold<'_> {
     pub async fn result(self) -> CallToolResult {
+        let mut unsettled = Unsettled {
+            state: self.state.clone(),
+            id: self.approval.id.clone(),
+            why: self.why_withdrawn(true),
+            armed: true,
+        };
         // The elicitation runs in this task, beside the wait, so rmcp sends it on this call's
         // own response stream; it is dropped when the wait ends.
         let elicitation = async {
@@ -44,6 +67,11 @@ impl Hold<'_> {
             view = self.wait() => view,
             never = elicitation => never,
         };
+        let view = match view {
+            Ok(view) => self.settle(view).await,
+            Err(error) => Err(error),
+        };
+        unsettled.armed = false;
         match view {
             Ok(view) if view.status == ApprovalStatus::Completed => match view.result {
                 Some(result) => outcome::upstream(result),
@@ -75,6 +103,39 @@ impl Hold<'_> {
             reported += 1;
             self.report(reported).await;
         }
+    }
+
+    /// A call that stopped waiting while its approval is still pending withdraws it; when an
+    /// approver got there first, their answer is followed as a running call is.
+    async fn settle(
+        &self,
+        view: ApprovalView,
+    ) -> Result<ApprovalView, crate::server::error::ApiError> {
+        if view.status != ApprovalStatus::Pending {
+            return Ok(view);
+        }
+        let why = self.why_withdrawn(self.cancelled.is_cancelled());
+        match self.state.withdraw(&self.approval.id, &why).await {
+            Err(crate::server::error::ApiError::ApprovalClosed { .. }) => {
+                self.wait_slice(RUNNING_GRACE).await
+            }
+            answer => answer,
+        }
+    }
+
+    /// What withdrew the approval, for its record and for an approver who opens it later.
+    fn why_withdrawn(&self, cancelled: bool) -> String {
+        let who = &self.approval.requested_by;
+        let how = if cancelled {
+            "its MCP client cancelled the call or went away".to_string()
+        } else {
+            let wait = self.state.inner().mcp.approval_wait.as_secs();
+            format!("it waited {wait} s (`mcp.approval_wait_seconds`) and gave up")
+        };
+        format!(
+            "withdrawn by askgate: the MCP call from `{who}` stopped waiting before an approver \
+             answered ({how}), so nobody would receive its result"
+        )
     }
 
     async fn wait_slice(

@@ -1,32 +1,40 @@
 //! server::mcp::outcome: what a `tools/call` answers, as an MCP tool result — the executor's
 //! upstream result as it is (caps and notices already applied), or an `isError` result that
 //! names why: a deny (reason, determining policies, decision id), bad input (the field), a
-//! refused or expired approval, or a failure on the way. Never a JSON-RPC error.
+//! refused, expired or withdrawn approval, or a failure on the way. Never a JSON-RPC error.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{json, Value};
 
 use crate::authz::Decision;
-use crate::server::approvals::ApprovalView;
+use crate::server::approvals::{ApprovalStatus, ApprovalView};
 use crate::server::error::ApiError;
 
 /// The executor's result is already an MCP result (`content`, `isError`, maybe
 /// `structuredContent`); anything else is passed on as its JSON text.
+/// The result is taken apart, not copied: its content moves into the tool result.
 pub fn upstream(result: Value) -> CallToolResult {
-    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-    let content = result
-        .get("content")
-        .cloned()
-        .and_then(|content| serde_json::from_value::<Vec<ContentBlock>>(content).ok());
-    let Some(content) = content else {
+    let Value::Object(mut fields) = result else {
         return error(&result.to_string());
+    };
+    let is_error = fields.get("isError").and_then(Value::as_bool) == Some(true);
+    let Some(raw) = fields.remove("content") else {
+        return error(&Value::Object(fields).to_string());
+    };
+    let content = match serde_json::from_value::<Vec<ContentBlock>>(raw) {
+        Ok(content) => content,
+        Err(problem) => {
+            return error(&format!(
+                "askgate: the upstream answered content that is not MCP content ({problem})"
+            ))
+        }
     };
     let mut out = if is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
     };
-    out.structured_content = result.get("structuredContent").cloned();
+    out.structured_content = fields.remove("structuredContent");
     out
 }
 
@@ -57,10 +65,18 @@ pub fn refused_input(error: &ApiError) -> CallToolResult {
 
 /// The approval ended without running the call.
 pub fn not_approved(view: &ApprovalView, decision_id: &str) -> CallToolResult {
-    let why = match view.status.as_str() {
-        "refused" => "an approver refused it",
-        "expired" => "it expired before an approver answered",
-        _ => "no approver answered in time; it stays pending and may still run if approved",
+    let why = match view.status {
+        ApprovalStatus::Refused => "an approver refused it",
+        ApprovalStatus::Expired => "it expired before an approver answered",
+        ApprovalStatus::Withdrawn => {
+            "no approver answered while the call waited, so askgate withdrew the approval and \
+             it will never run; make the call again to ask again"
+        }
+        ApprovalStatus::Running => {
+            "an approver approved it as the wait ended; it is running, and its result is the \
+             approval's"
+        }
+        _ => "askgate lost track of it",
     };
     let mut out = error(&format!(
         "askgate held this call for approval `{}` ({}), and it did not run: {why} (decision {decision_id})",

@@ -23,7 +23,7 @@ pub struct RawMcp {
     /// Open MCP sessions at most (default 256); a new `initialize` beyond it gets 503.
     pub max_sessions: Option<usize>,
     /// Calls held for an approver at once, at most (default 64); one more is answered with
-    /// `isError` and its approval stays pending.
+    /// `isError` and its approval is withdrawn.
     pub max_held: Option<usize>,
     /// The service's URL as approvers reach it, for the approval links sent to clients
     /// (default: `http://` and the request's `Host`).
