@@ -28,20 +28,24 @@ use super::project::Key;
 pub const CACHE_BYTES: u64 = 16 << 20;
 /// About how many entries fit (sizes the table up front).
 const ESTIMATED_ENTRIES: usize = 32_768;
-/// What one entry costs besides its key's bytes and its answer's policy ids.
-const ENTRY_BYTES: u64 = 96;
-/// What one policy id or error of an answer costs.
-const ITEM_BYTES: u64 = 48;
+/// What one entry costs besides its key's bytes: the boxed key and the `Arc`'d answer with
+/// their allocations, and the table's slot (with quick_cache's ghost share).
+const ENTRY_BYTES: u64 = 160;
+/// One node of a policy-id set: an answer's non-empty set holds at least one (11 ids each).
+const SET_NODE_BYTES: u64 = 288;
+const IDS_PER_NODE: usize = 11;
 
 #[derive(Debug, Clone)]
 struct Weight;
 
 impl Weighter<Box<[u8]>, Arc<Answer>> for Weight {
     fn weight(&self, key: &Box<[u8]>, answer: &Arc<Answer>) -> u64 {
-        let items = answer.forbids.len() + answer.permits.len() + answer.errors.len();
-        let errors: usize = answer.errors.iter().map(String::len).sum();
-        let bytes = key.len() + errors;
-        ENTRY_BYTES + ITEM_BYTES * items as u64 + bytes as u64
+        let nodes = [answer.forbids.len(), answer.permits.len()]
+            .into_iter()
+            .map(|ids| ids.div_ceil(IDS_PER_NODE))
+            .sum::<usize>() as u64;
+        let errors: usize = answer.errors.iter().map(|error| error.len() + 24).sum();
+        ENTRY_BYTES + SET_NODE_BYTES * nodes + (key.len() + errors) as u64
     }
 }
 
@@ -96,5 +100,33 @@ impl AnswerCache {
     /// The weight held, in bytes (at most `CACHE_BYTES`).
     pub fn bytes(&self) -> u64 {
         self.answers.weight()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use cedar_policy::PolicyId;
+
+    /// However many distinct answers arrive, the cache holds at most its bound, and keeps
+    /// answering what it holds.
+    #[test]
+    fn the_cache_holds_at_most_its_bound_in_bytes() {
+        let cache = AnswerCache::with_capacity(1 << 20);
+        let answer = Arc::new(Answer {
+            permits: [PolicyId::new("targets.ordinary")].into(),
+            ..Answer::default()
+        });
+        for n in 0..50_000u32 {
+            let mut key = Key::default();
+            key.text(&format!("site/page-{n}.html"));
+            cache.insert(key, Arc::clone(&answer));
+            assert!(cache.bytes() <= 1 << 20, "{} bytes", cache.bytes());
+        }
+        assert!(cache.len() < 5_000, "{} entries", cache.len());
+        let mut recent = Key::default();
+        recent.text("site/page-49999.html");
+        assert_eq!(cache.get(&recent), Some(answer));
     }
 }

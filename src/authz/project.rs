@@ -89,6 +89,11 @@ pub(crate) trait Fact {
     fn flag(&self) -> Option<bool> {
         None
     }
+
+    /// A string, Long or Bool as text (`None` for sets and records).
+    fn text(&self) -> Option<String> {
+        None
+    }
 }
 
 impl Fact for String {
@@ -98,6 +103,10 @@ impl Fact for String {
 
     fn encode(&self, key: &mut Key) {
         key.text(self);
+    }
+
+    fn text(&self) -> Option<String> {
+        Some(self.clone())
     }
 }
 
@@ -113,6 +122,10 @@ impl Fact for bool {
     fn flag(&self) -> Option<bool> {
         Some(*self)
     }
+
+    fn text(&self) -> Option<String> {
+        Some(self.to_string())
+    }
 }
 
 impl Fact for i64 {
@@ -122,6 +135,10 @@ impl Fact for i64 {
 
     fn encode(&self, key: &mut Key) {
         key.long(*self);
+    }
+
+    fn text(&self) -> Option<String> {
+        Some(self.to_string())
     }
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use cedar_policy::PolicyId;
 
 use super::context::CallContext;
+use super::project::{Attributes, Fact};
 use super::snapshot::PolicySnapshot;
 
 /// The `@id`s of `policies`, sorted.
@@ -34,17 +35,12 @@ pub fn reasons(
         .map(|meta| (meta.id.clone(), meta.reason.clone()))
         .collect();
     texts.sort();
-    let needs_facts = texts.iter().any(|(_, text)| text.contains('{'));
-    let facts = if needs_facts {
-        serde_json::to_value(context).ok()
-    } else {
-        None
-    };
     let mut rendered: Vec<String> = Vec::with_capacity(texts.len());
     for (_, text) in texts {
-        let text = match &facts {
-            Some(facts) => fill(&text, facts),
-            None => text,
+        let text = if text.contains('{') {
+            fill(&text, context)
+        } else {
+            text
         };
         if !rendered.contains(&text) {
             rendered.push(text);
@@ -53,8 +49,9 @@ pub fn reasons(
     rendered.join("; ")
 }
 
-/// Replaces each `{a.b.c}` with the fact at that path; unknown names are left as written.
-fn fill(template: &str, facts: &serde_json::Value) -> String {
+/// Replaces each `{a.b.c}` with the fact at that path (a string, number or Bool); other and
+/// unknown names are left as written.
+fn fill<R: Attributes>(template: &str, facts: &R) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find('{') {
@@ -75,34 +72,40 @@ fn fill(template: &str, facts: &serde_json::Value) -> String {
     out
 }
 
-fn lookup(facts: &serde_json::Value, name: &str) -> Option<String> {
-    let mut value = facts;
-    for part in name.split('.') {
-        value = value.get(part)?;
+fn lookup<R: Attributes>(facts: &R, name: &str) -> Option<String> {
+    let mut parts = name.split('.');
+    let mut value: &dyn Fact = facts.attribute(parts.next()?)?;
+    for part in parts {
+        value = value.field(part)?;
     }
-    match value {
-        serde_json::Value::String(text) => Some(text.clone()),
-        serde_json::Value::Number(number) => Some(number.to_string()),
-        serde_json::Value::Bool(flag) => Some(flag.to_string()),
-        _ => None,
-    }
+    value.text()
 }
 
 #[cfg(test)]
 mod tests {
     use super::fill;
+    use crate::authz::context::SessionContext;
 
     #[test]
     fn fills_known_facts_and_keeps_unknown_names() {
-        let facts = serde_json::json!({"design": {"operation": "write_files"}, "n": 3});
+        let session = SessionContext {
+            agent: "main".to_string(),
+            agent_id: "a-1".to_string(),
+            mode: "plan".to_string(),
+            interactive: true,
+            permission_hook: false,
+            bypass_available: false,
+            bypass: false,
+            may_record: true,
+        };
         assert_eq!(
-            fill("Design {design.operation} writes", &facts),
-            "Design write_files writes"
+            fill("{agent} in {mode} mode ({interactive})", &session),
+            "main in plan mode (true)"
         );
         assert_eq!(
-            fill("{n} and {missing.name}", &facts),
-            "3 and {missing.name}"
+            fill("{agent} and {missing.name}", &session),
+            "main and {missing.name}"
         );
-        assert_eq!(fill("open { brace", &facts), "open { brace");
+        assert_eq!(fill("open { brace", &session), "open { brace");
     }
 }
