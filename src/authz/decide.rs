@@ -28,6 +28,15 @@ pub fn decide(facts: &CallFacts, snapshot: &PolicySnapshot) -> Decision {
     }
 }
 
+/// Whether `decide(facts, snapshot)` would deny with a `@gate` among the determining policies
+/// (`PolicySnapshot::denied_by_gate`), found by asking only what that needs: the targets,
+/// the unapproved question and, when only asks stopped it, the approved one. No reason, card
+/// or request record is built.
+pub fn denied_by_gate(facts: &CallFacts, snapshot: &PolicySnapshot) -> bool {
+    let mut run = Run::new(snapshot);
+    run.gated(facts).unwrap_or(false)
+}
+
 struct Run<'a> {
     snapshot: &'a PolicySnapshot,
     /// How the request records name the call's entities (rendered once per call).
@@ -112,6 +121,49 @@ impl<'a> Run<'a> {
             .cloned()
             .collect();
         Ok(self.ask_decision(facts, &kinds, &determining, &unapproved.forbids, &context))
+    }
+
+    /// `denied_by_gate`, following `decide`'s questions: a gate among the forbids that
+    /// determine a deny. An evaluation error is no gate (the full decision denies for it).
+    fn gated(&mut self, facts: &CallFacts) -> Result<bool, EvaluationError> {
+        let principal = facts.principal.uid()?;
+        let action = action_uid(&facts.action)?;
+        let resource = facts.resource.uid()?;
+        let mut context = Arc::clone(&facts.context);
+        self.classify_targets(facts, &principal, &resource, &mut context)?;
+        let unapproved = self.ask(
+            &principal,
+            &action,
+            &resource,
+            &context,
+            Question::Unapproved,
+        )?;
+        if self.any_gate(&unapproved.forbids) {
+            return Ok(true);
+        }
+        if unapproved.is_clean_allow() || !unapproved.errors.is_empty() {
+            return Ok(false);
+        }
+        let Some(kinds) = self.asked_kinds(&unapproved.forbids) else {
+            return Ok(false);
+        };
+        let mut approved_context = CallContext::clone(&context);
+        approved_context.approvals = kinds.iter().map(|kind| kind.as_str().to_string()).collect();
+        let approved_context = Arc::new(approved_context);
+        let approved = self.ask(
+            &principal,
+            &action,
+            &resource,
+            &approved_context,
+            Question::Approved,
+        )?;
+        Ok(!approved.is_clean_allow() && self.any_gate(&approved.forbids))
+    }
+
+    fn any_gate(&self, forbids: &BTreeSet<PolicyId>) -> bool {
+        forbids
+            .iter()
+            .any(|id| self.snapshot.meta(id).is_some_and(|meta| meta.gate))
     }
 
     /// Classifies target paths when the call's limits pass; a blocked target makes the

@@ -130,7 +130,7 @@ impl AppState {
     /// Whether the current policies deny these (local) facts by a gate.
     fn gated(&self, facts: &CallFacts) -> bool {
         let snapshot = self.inner().snapshot.load();
-        snapshot.denied_by_gate(&decide(facts, &snapshot))
+        crate::authz::decide::denied_by_gate(facts, &snapshot)
     }
 
     async fn prepare_design(
