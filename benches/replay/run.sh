@@ -14,7 +14,7 @@
 # graceful), then replays the log against the same (embedded) policies with --jobs 1 and
 # --jobs 2 and asserts: exit 0 (nothing changed), records >= $RECORDS, no problem lines.
 # Replay throughput includes reading, decoding and comparing; `replay --stats` also times raw
-# `decide` on the same decoded facts, with the snapshot's memo warm and (on a sample) emptied
+# `decide` on the same decoded facts, with the snapshot's answer cache warm and (on a sample) emptied
 # before each decision, so both ratios are printed.
 set -euo pipefail
 shopt -s inherit_errexit
@@ -155,9 +155,9 @@ echo "| replay, 1 job | $RATE_1 records/s (${SECONDS_1}s) |"
 echo "| replay, 2 jobs | $RATE_2 records/s (${SECONDS_2}s) |"
 python3 -c "print(f'| scaling 2 jobs / 1 job | {$RATE_2 / $RATE_1:.2f}x |')"
 RAW=$(grep -o 'raw decide on the same [0-9]* decisions: [0-9]* decisions/s' "$WORK/replay-1.err" | awk '{print $(NF-1)}')
-COLD=$(grep -o 'raw decide with a cold memo on [0-9]* of them: [0-9]* decisions/s' "$WORK/replay-1.err" | awk '{print $(NF-1)}')
-echo "| raw decide on the same decisions (1 thread, memo warm) | $RAW decisions/s |"
-echo "| raw decide, memo emptied before each (1 thread, sample) | $COLD decisions/s |"
-python3 -c "print(f'| replay (1 job) / raw decide, memo warm | {$RATE_1 / $RAW:.0%} |')"
-python3 -c "print(f'| replay (1 job) / raw decide, memo cold | {$RATE_1 / $COLD:.0%} |')"
+COLD=$(grep -o 'raw decide with a cold cache on [0-9]* of them: [0-9]* decisions/s' "$WORK/replay-1.err" | awk '{print $(NF-1)}')
+echo "| raw decide on the same decisions (1 thread, answer cache warm) | $RAW decisions/s |"
+echo "| raw decide, answer cache emptied before each (1 thread, sample) | $COLD decisions/s |"
+python3 -c "print(f'| replay (1 job) / raw decide, cache warm | {$RATE_1 / $RAW:.0%} |')"
+python3 -c "print(f'| replay (1 job) / raw decide, cache cold | {$RATE_1 / $COLD:.0%} |')"
 echo "replay bench: ok"
