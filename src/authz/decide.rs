@@ -88,9 +88,7 @@ impl<'a> Run<'a> {
         let Some(kinds) = asked else {
             return Ok(self.hard_deny(&unapproved.forbids, &context));
         };
-        let mut approved_context = CallContext::clone(&context);
-        approved_context.approvals = kinds.iter().map(|kind| kind.as_str().to_string()).collect();
-        let approved_context = Arc::new(approved_context);
+        let approved_context = with_approvals(&context, &kinds);
         let approved = self.ask(
             &principal,
             &action,
@@ -147,9 +145,7 @@ impl<'a> Run<'a> {
         let Some(kinds) = self.asked_kinds(&unapproved.forbids) else {
             return Ok(false);
         };
-        let mut approved_context = CallContext::clone(&context);
-        approved_context.approvals = kinds.iter().map(|kind| kind.as_str().to_string()).collect();
-        let approved_context = Arc::new(approved_context);
+        let approved_context = with_approvals(&context, &kinds);
         let approved = self.ask(
             &principal,
             &action,
@@ -260,6 +256,13 @@ struct Names {
     principal: Arc<str>,
     action: Arc<str>,
     resource: Arc<str>,
+}
+
+/// The context of the second question: the approvals a human would give, in place of none.
+fn with_approvals(context: &CallContext, kinds: &BTreeSet<ApprovalKind>) -> Arc<CallContext> {
+    let mut approved = context.clone();
+    approved.approvals = kinds.iter().map(|kind| kind.as_str().to_string()).collect();
+    Arc::new(approved)
 }
 
 fn action_uid(id: &str) -> Result<EntityUid, EvaluationError> {
