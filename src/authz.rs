@@ -21,6 +21,7 @@ pub mod evaluate;
 pub mod guards;
 pub mod index;
 pub mod load;
+pub mod probes;
 pub mod problem;
 pub(crate) mod project;
 pub mod reads;

@@ -34,6 +34,18 @@ const FRAGMENTS: &[&str] = &[
 ];
 const SEPARATORS: &[&str] = &["/", "\\", "/./", "//"];
 
+const PROBING_RULES: &str = r#"
+@id("test.secrets-segment")
+@reason("a secrets segment outside a")
+forbid (principal, action == Action::"write_target", resource)
+when { context.segments.containsAny(["secrets", "b"]) && !context.segments.contains("a") };
+
+@id("test.index-page")
+@reason("the index page, or B under a folder")
+forbid (principal, action == Action::"delete_target", resource)
+when { context.lowercase == "index.html" || context.path like "*/B" || context.path == "a" };
+"#;
+
 fn snapshot() -> PolicySnapshot {
     let mut sources = baseline::policy_sources();
     sources.extend(baseline::example_sources());
@@ -42,6 +54,9 @@ fn snapshot() -> PolicySnapshot {
         let text = std::fs::read_to_string(&path).expect("the hardening pack is readable");
         sources.push(Source::new(path, text));
     }
+    // Rules that tell apart what the shipped ones treat alike: which probed segment a path
+    // has, which constant it equals, which pattern it matches.
+    sources.push(Source::new("tests/probes.cedar", PROBING_RULES.to_string()));
     PolicySnapshot::load(&baseline::schema_source(), &sources).expect("the policies load")
 }
 

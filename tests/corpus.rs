@@ -79,7 +79,8 @@ fn every_decision_from_the_cache_is_the_decision_cedar_gives() {
     let first = decide(&mut suite);
     let cached = suite.cached_answers();
     let second = decide(&mut suite);
-    assert!(cached > 500, "only {cached} answers cached");
+    // Not empty: an unused cache would pass the equality below trivially.
+    assert!(cached > 300, "only {cached} answers cached");
     assert_eq!(
         suite.cached_answers(),
         cached,

@@ -51,10 +51,18 @@ pub(crate) fn answer<R: Attributes>(
     snapshot: &PolicySnapshot,
     asked: &Asked<'_, R>,
 ) -> Result<Arc<Answer>, EvaluationError> {
-    let slices = snapshot
-        .index()
-        .slices(asked.action, asked.resource)
-        .parts(asked.context);
+    let slices = snapshot.index().slices(asked.action, asked.resource);
+    answer_on(snapshot, slices, asked)
+}
+
+/// `answer` on the slices of `asked`'s action and resource, looked up once by a caller
+/// asking many questions of them (a call's targets).
+pub(crate) fn answer_on<R: Attributes>(
+    snapshot: &PolicySnapshot,
+    slices: Slices<'_>,
+    asked: &Asked<'_, R>,
+) -> Result<Arc<Answer>, EvaluationError> {
+    let slices = slices.parts(asked.context);
     let key = key(slices, asked);
     if let Some(answer) = snapshot.cache().get(&key) {
         return Ok(answer);

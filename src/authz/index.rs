@@ -13,6 +13,8 @@
 
 use std::collections::HashMap;
 
+use foldhash::fast::RandomState;
+
 use cedar_policy::{
     ActionConstraint, Entities, EntityUid, Policy, PolicySet, ResourceConstraint, Schema,
 };
@@ -25,9 +27,9 @@ use super::reads::Reads;
 #[derive(Debug, Default)]
 pub struct PolicyIndex {
     /// Per concrete action: every policy not pinned to one resource that can apply to it.
-    general: HashMap<EntityUid, Slice>,
+    general: HashMap<EntityUid, Slice, RandomState>,
     /// Per resource: the policies whose scope says `resource == R` (any action).
-    specific: HashMap<EntityUid, Slice>,
+    specific: HashMap<EntityUid, Slice, RandomState>,
 }
 
 /// Some policies and what they read, together.

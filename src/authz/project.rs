@@ -4,13 +4,18 @@
 //! Cedar record of the same values.
 //!
 //! INVARIANT: for one slice (a fixed `Tree`), `project` writes equal bytes only for contexts
-//! whose `projected` Cedar records are equal: both read the same fields of the same values in
-//! the same order, and every value is encoded with its length or count.
+//! whose `projected` Cedar records are equal, except in values read only through probes:
+//! both read the same fields of the same values in the same order, and every value is
+//! encoded with its length or count. A probed value is written as its probes' outcomes
+//! (one byte each, a fixed number per slice) and given to Cedar whole; contexts that differ
+//! only there get the same answer (`authz::probes`' invariant). An attribute's Rust type is
+//! fixed, so for one slice it is always written the same way (outcomes or whole).
 
 use std::collections::BTreeSet;
 
 use cedar_policy::RestrictedExpression;
 
+use super::probes::Probes;
 use super::reads::Tree;
 use super::EvaluationError;
 use crate::paths::PathSet;
@@ -51,6 +56,11 @@ impl Key {
         self.0.push(0xfd);
     }
 
+    /// A value written as its probes' outcomes.
+    pub fn probed(&mut self) {
+        self.0.push(0xfc);
+    }
+
     pub fn bytes(&self) -> &[u8] {
         &self.0
     }
@@ -67,12 +77,24 @@ pub(crate) trait Fact {
     /// Writes the whole value.
     fn encode(&self, key: &mut Key);
 
-    /// Writes the parts `tree` reads (a value that is not a record is read whole).
+    /// Writes the parts `tree` reads: a value that is not a record is read whole, or by its
+    /// probes' outcomes when each of them applies to it.
     fn project(&self, tree: &Tree, key: &mut Key) {
         match tree {
             Tree::Present => key.present(),
+            Tree::Probed(probes) => {
+                if !self.probe(probes, key) {
+                    self.encode(key);
+                }
+            }
             _ => self.encode(key),
         }
+    }
+
+    /// Writes what determines `probes`' outcomes on this value, if they all apply to its
+    /// type (and nothing, returning false, if not).
+    fn probe(&self, _probes: &Probes, _key: &mut Key) -> bool {
+        false
     }
 
     /// The Cedar value of the parts `tree` reads.
@@ -103,6 +125,24 @@ impl Fact for String {
 
     fn encode(&self, key: &mut Key) {
         key.text(self);
+    }
+
+    /// The constant it equals (if any) and each pattern's match.
+    fn probe(&self, probes: &Probes, key: &mut Key) -> bool {
+        if !probes.on_texts() {
+            return false;
+        }
+        key.probed();
+        let equal = probes.equals.contains(self);
+        key.flag(equal);
+        if equal {
+            key.text(self);
+        }
+        probes
+            .likes
+            .iter()
+            .for_each(|glob| key.flag(glob.matches(self)));
+        true
     }
 
     fn text(&self) -> Option<String> {
@@ -150,6 +190,10 @@ impl Fact for BTreeSet<String> {
     fn encode(&self, key: &mut Key) {
         encode_strings(self.iter(), self.len(), key);
     }
+
+    fn probe(&self, probes: &Probes, key: &mut Key) -> bool {
+        probe_members(self.iter(), probes, key)
+    }
 }
 
 impl Fact for PathSet {
@@ -159,6 +203,10 @@ impl Fact for PathSet {
 
     fn encode(&self, key: &mut Key) {
         encode_strings(self.iter(), self.len(), key);
+    }
+
+    fn probe(&self, probes: &Probes, key: &mut Key) -> bool {
+        probe_members(self.iter(), probes, key)
     }
 }
 
@@ -170,6 +218,10 @@ impl Fact for Vec<String> {
 
     fn encode(&self, key: &mut Key) {
         encode_strings(self.iter(), self.len(), key);
+    }
+
+    fn probe(&self, probes: &Probes, key: &mut Key) -> bool {
+        probe_members(self.iter(), probes, key)
     }
 }
 
@@ -238,6 +290,26 @@ fn string_set<'a>(strings: impl Iterator<Item = &'a String>) -> RestrictedExpres
     RestrictedExpression::new_set(
         strings.map(|text| RestrictedExpression::new_string(text.clone())),
     )
+}
+
+/// A set's probed members, in order: they determine every `contains` outcome.
+fn probe_members<'a>(
+    members: impl Iterator<Item = &'a String>,
+    probes: &Probes,
+    key: &mut Key,
+) -> bool {
+    if !probes.on_sets() {
+        return false;
+    }
+    let mut probed: Vec<&String> = members
+        .filter(|member| probes.members.contains(*member))
+        .collect();
+    probed.sort_unstable();
+    probed.dedup();
+    key.probed();
+    let count = probed.len();
+    encode_strings(probed.into_iter(), count, key);
+    true
 }
 
 fn encode_strings<'a>(strings: impl Iterator<Item = &'a String>, count: usize, key: &mut Key) {

@@ -7,13 +7,16 @@
 //! here. The analysis walks the policy's JSON form (EST) and is conservative where it cannot
 //! see: a `context` it cannot follow through a chain of constant attribute accesses is read
 //! whole, and any use of `principal` or `resource` beyond an unconstrained scope reads the
-//! entity. Should it still miss a part, the projected request lacks that attribute and Cedar
+//! entity. An attribute used only in comparisons with constants is read through those
+//! probes (`authz::probes`, whose invariant makes their outcomes exact). Should it still miss a part, the projected request lacks that attribute and Cedar
 //! reports an evaluation error, which denies: a miss fails closed, never open.
 
 use std::collections::BTreeMap;
 
 use cedar_policy::Policy;
 use serde_json::Value;
+
+use super::probes::{probe_form, Probes};
 
 /// What one policy (or a slice of policies) reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -32,6 +35,8 @@ pub enum Tree {
     Whole,
     /// Only whether the attribute exists (`has`).
     Present,
+    /// Only through these comparisons with constants.
+    Probed(Probes),
     /// These attributes of a record (none: nothing is read).
     Fields(BTreeMap<String, Tree>),
 }
@@ -47,6 +52,16 @@ impl Tree {
         match (self, other) {
             (Tree::Whole, _) | (_, Tree::Whole) => Tree::Whole,
             (Tree::Present, tree) | (tree, Tree::Present) => tree.at_least_present(),
+            (Tree::Probed(mut mine), Tree::Probed(theirs)) => {
+                mine.extend(theirs);
+                Tree::Probed(mine)
+            }
+            // A value both probed and read as a record: read it whole.
+            (Tree::Probed(probes), Tree::Fields(fields))
+            | (Tree::Fields(fields), Tree::Probed(probes)) => match fields.is_empty() {
+                true => Tree::Probed(probes),
+                false => Tree::Whole,
+            },
             (Tree::Fields(mut mine), Tree::Fields(theirs)) => {
                 for (name, tree) in theirs {
                     let merged = match mine.remove(&name) {
@@ -77,6 +92,8 @@ impl Tree {
         };
         match self {
             Tree::Whole => {}
+            // Attributes of a probed value: read it whole.
+            Tree::Probed(_) => *self = Tree::Whole,
             Tree::Present => {
                 let mut fields = Tree::default();
                 fields.insert(path, leaf);
@@ -135,6 +152,13 @@ fn constrained(scope: Option<&Value>) -> bool {
 
 /// Records every variable use in `expression`.
 fn walk(expression: &Value, reads: &mut Reads) {
+    if let Some((operand, probes)) = probe_form(expression) {
+        if let Some(("context", path, Tree::Whole)) = chain(operand) {
+            let probes = Tree::Probed(probes.into_iter().collect());
+            reads.context.insert(&path, probes);
+            return;
+        }
+    }
     if let Some((variable, path, leaf)) = chain(expression) {
         read(variable, &path, leaf, reads);
         return;

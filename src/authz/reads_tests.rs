@@ -1,10 +1,11 @@
 //! Tests for `reads`: what a policy's text reads, and the union of a slice.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use super::*;
+use crate::authz::probes::Probe;
 use cedar_policy::Policy;
 
 fn reads(text: &str) -> Reads {
@@ -40,10 +41,55 @@ fn attribute_chains_read_only_their_paths() {
             ]),
         ),
         ("now", Tree::Whole),
-        ("session", fields(&[("agent", Tree::Whole)])),
+        (
+            "session",
+            fields(&[(
+                "agent",
+                Tree::Probed([Probe::Equals("main".into())].into_iter().collect()),
+            )]),
+        ),
     ]);
     assert_eq!(policy.context, expected);
     assert!(!policy.principal && !policy.resource);
+}
+
+/// An attribute compared only with constants is read through its probes; one also read
+/// another way is read whole.
+#[test]
+fn comparisons_with_constants_read_through_probes() {
+    let probed = reads(
+        r#"permit (principal, action, resource) when {
+             context.lowercase like "*~*" && context.lowercase != ".claude" &&
+             context.segments.containsAny(["claude.md", ".claude"])
+           };"#,
+    );
+    let Tree::Fields(read) = &probed.context else {
+        panic!("fields: {probed:?}")
+    };
+    let Tree::Probed(lowercase) = &read["lowercase"] else {
+        panic!("lowercase: {read:?}")
+    };
+    assert_eq!((lowercase.equals.len(), lowercase.likes.len()), (1, 1));
+    assert_eq!(
+        read["segments"],
+        Tree::Probed(
+            [
+                Probe::Contains("claude.md".into()),
+                Probe::Contains(".claude".into())
+            ]
+            .into_iter()
+            .collect()
+        )
+    );
+    let mixed = probed.union(reads(
+        r#"permit (principal, action, resource) when { context.lowercase == context.path };"#,
+    ));
+    let Tree::Fields(read) = &mixed.context else {
+        panic!("fields: {mixed:?}")
+    };
+    assert_eq!(read["lowercase"], Tree::Whole);
+    assert_eq!(read["path"], Tree::Whole);
+    assert!(matches!(read["segments"], Tree::Probed(_)));
 }
 
 #[test]

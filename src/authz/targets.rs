@@ -14,7 +14,7 @@ use cedar_policy::{EntityUid, PolicyId};
 
 use super::context::TargetRequestView;
 use super::decision::BlockedTarget;
-use super::evaluate::{answer, Asked};
+use super::evaluate::{answer_on, Asked};
 use super::reason::policy_ids;
 use super::requests::TargetRequests;
 use super::snapshot::PolicySnapshot;
@@ -59,6 +59,7 @@ pub fn classify(
     let mut determining: BTreeSet<PolicyId> = BTreeSet::new();
     let mut seen = HashSet::with_capacity(targets.len());
     let mut distinct = Vec::with_capacity(targets.len());
+    let slices = snapshot.index().slices(call.action, call.resource);
     for (index, target) in targets.iter().enumerate() {
         if !seen.insert(target.normalized.as_str()) {
             continue;
@@ -78,7 +79,7 @@ pub fn classify(
             resource_name: call.resource_name,
             context: &view,
         };
-        match answer(snapshot, &asked) {
+        match answer_on(snapshot, slices, &asked) {
             Ok(answer) if answer.is_clean_allow() => {
                 determining.extend(answer.permits.iter().cloned())
             }
