@@ -11,7 +11,8 @@ use cedar_policy::{EntityUid, PolicyId};
 
 use super::context::{CallContext, SurfaceContext};
 use super::decision::{Decision, EvaluatedRequest, Outcome, Question, RequestContext, Requests};
-use super::evaluate::{answer, Answer, Asked};
+use super::evaluate::{answer, answer_on, Answer, Asked};
+use super::reads::Tree;
 use super::snapshot::PolicySnapshot;
 use super::targets::{classify, Classification, TargetCall};
 use super::{ApprovalKind, EvaluationError};
@@ -29,9 +30,8 @@ pub fn decide(facts: &CallFacts, snapshot: &PolicySnapshot) -> Decision {
 }
 
 /// Whether `decide(facts, snapshot)` would deny with a `@gate` among the determining policies
-/// (`PolicySnapshot::denied_by_gate`), found by asking only what that needs: the targets,
-/// the unapproved question and, when only asks stopped it, the approved one. No reason, card
-/// or request record is built.
+/// (`PolicySnapshot::denied_by_gate`), found by asking only the gate policies (`Run::gated`).
+/// No reason, card or request record is built.
 pub fn denied_by_gate(facts: &CallFacts, snapshot: &PolicySnapshot) -> bool {
     let mut run = Run::new(snapshot);
     run.gated(facts).unwrap_or(false)
@@ -63,11 +63,7 @@ impl<'a> Run<'a> {
         let principal = facts.principal.uid()?;
         let action = action_uid(&facts.action)?;
         let resource = facts.resource.uid()?;
-        self.names = Names {
-            principal: facts.principal.to_string().into(),
-            action: EntityRef::action(&facts.action).to_string().into(),
-            resource: facts.resource.to_string().into(),
-        };
+        self.names = Names::of(facts);
         let mut context = Arc::clone(&facts.context);
         self.classify_targets(facts, &principal, &resource, &mut context)?;
 
@@ -121,39 +117,40 @@ impl<'a> Run<'a> {
         Ok(self.ask_decision(facts, &kinds, &determining, &unapproved.forbids, &context))
     }
 
-    /// `denied_by_gate`, following `decide`'s questions: a gate among the forbids that
-    /// determine a deny. An evaluation error is no gate (the full decision denies for it).
+    /// `denied_by_gate`: whether a `@gate` policy holds on the call's (unapproved) context,
+    /// asked of the gate policies alone.
+    ///
+    /// Exact: `decide` denies with a gate among the determining policies iff a gate holds on
+    /// the unapproved or the approved question's context. Those differ only in `approvals`,
+    /// which no gate reads (`load` refuses one that does), so a gate holds on one iff it holds
+    /// on the other. A gate that holds is a hard forbid (never an `@ask`), so the decision is
+    /// a deny it determines: a hard deny, a deny for errors, or a deny despite approval. The
+    /// targets are classified first only when a gate reads them. An evaluation error is no
+    /// gate (the full decision denies for it).
     fn gated(&mut self, facts: &CallFacts) -> Result<bool, EvaluationError> {
-        let principal = facts.principal.uid()?;
         let action = action_uid(&facts.action)?;
-        let resource = facts.resource.uid()?;
-        let mut context = Arc::clone(&facts.context);
-        self.classify_targets(facts, &principal, &resource, &mut context)?;
-        let unapproved = self.ask(
-            &principal,
-            &action,
-            &resource,
-            &context,
-            Question::Unapproved,
-        )?;
-        if self.any_gate(&unapproved.forbids) {
-            return Ok(true);
-        }
-        if unapproved.is_clean_allow() || !unapproved.errors.is_empty() {
-            return Ok(false);
-        }
-        let Some(kinds) = self.asked_kinds(&unapproved.forbids) else {
+        let gates = self.snapshot.index().gates(&action);
+        let Some(slice) = gates.general else {
             return Ok(false);
         };
-        let approved_context = with_approvals(&context, &kinds);
-        let approved = self.ask(
-            &principal,
-            &action,
-            &resource,
-            &approved_context,
-            Question::Approved,
-        )?;
-        Ok(!approved.is_clean_allow() && self.any_gate(&approved.forbids))
+        let principal = facts.principal.uid()?;
+        let resource = facts.resource.uid()?;
+        self.names = Names::of(facts);
+        let mut context = Arc::clone(&facts.context);
+        if reads_targets(&slice.reads.context) {
+            self.classify_targets(facts, &principal, &resource, &mut context)?;
+        }
+        let asked = Asked {
+            principal: &principal,
+            principal_name: &self.names.principal,
+            action: &action,
+            action_name: &self.names.action,
+            resource: &resource,
+            resource_name: &self.names.resource,
+            context: &*context,
+        };
+        let answer = answer_on(self.snapshot, gates, &asked)?;
+        Ok(self.any_gate(&answer.forbids))
     }
 
     fn any_gate(&self, forbids: &BTreeSet<PolicyId>) -> bool {
@@ -256,6 +253,28 @@ struct Names {
     principal: Arc<str>,
     action: Arc<str>,
     resource: Arc<str>,
+}
+
+impl Names {
+    fn of(facts: &CallFacts) -> Self {
+        Self {
+            principal: facts.principal.to_string().into(),
+            action: EntityRef::action(&facts.action).to_string().into(),
+            resource: facts.resource.to_string().into(),
+        }
+    }
+}
+
+/// Whether a context read reaches the call's targets (`design.targets`).
+fn reads_targets(context: &Tree) -> bool {
+    let Tree::Fields(fields) = context else {
+        return true;
+    };
+    match fields.get("design") {
+        Some(Tree::Fields(design)) => design.contains_key("targets"),
+        Some(_) => true,
+        None => false,
+    }
 }
 
 /// The context of the second question: the approvals a human would give, in place of none.

@@ -30,6 +30,9 @@ pub struct PolicyIndex {
     general: HashMap<EntityUid, Slice, RandomState>,
     /// Per resource: the policies whose scope says `resource == R` (any action).
     specific: HashMap<EntityUid, Slice, RandomState>,
+    /// Per concrete action: every `@gate` policy that can apply to it (any resource), for
+    /// the gates-first check (`decide::denied_by_gate`).
+    gates: HashMap<EntityUid, Slice, RandomState>,
 }
 
 /// Some policies and what they read, together.
@@ -117,6 +120,7 @@ impl PolicyIndex {
         let actions: Vec<EntityUid> = schema.actions().cloned().collect();
         let mut general: HashMap<EntityUid, Vec<usize>> = HashMap::new();
         let mut specific: HashMap<EntityUid, Vec<usize>> = HashMap::new();
+        let mut gates: HashMap<EntityUid, Vec<usize>> = HashMap::new();
         let indexed: Vec<Indexed> = policies
             .policies()
             .map(|policy| Indexed {
@@ -126,6 +130,14 @@ impl PolicyIndex {
             })
             .collect();
         for (n, entry) in indexed.iter().enumerate() {
+            if entry.policy.annotation("gate").is_some() {
+                for action in &actions {
+                    if action_can_match(&entry.policy.action_constraint(), action, action_entities)
+                    {
+                        gates.entry(action.clone()).or_default().push(n);
+                    }
+                }
+            }
             if let ResourceConstraint::Eq(resource) = entry.policy.resource_constraint() {
                 specific.entry(resource).or_default().push(n);
                 continue;
@@ -149,7 +161,19 @@ impl PolicyIndex {
                 .into_iter()
                 .map(|(resource, members)| Ok((resource, slice_of(&members)?)))
                 .collect::<Result<_, LoadError>>()?,
+            gates: gates
+                .into_iter()
+                .map(|(action, members)| Ok((action, slice_of(&members)?)))
+                .collect::<Result<_, LoadError>>()?,
         })
+    }
+
+    /// The `@gate` policies that can apply to `action`, alone (one slice).
+    pub fn gates(&self, action: &EntityUid) -> Slices<'_> {
+        Slices {
+            general: self.gates.get(action),
+            specific: None,
+        }
     }
 
     pub fn slices(&self, action: &EntityUid, resource: &EntityUid) -> Slices<'_> {

@@ -6,10 +6,11 @@
 use std::collections::{BTreeSet, HashMap};
 use std::str::FromStr;
 
-use cedar_policy::{Effect, PolicyId, PolicySet, Schema, ValidationMode, Validator};
+use cedar_policy::{Effect, Policy, PolicyId, PolicySet, Schema, ValidationMode, Validator};
 use sha2::{Digest, Sha256};
 
 use super::problem::{line_of_offset, LoadError, LoadProblem};
+use super::reads::{Reads, Tree};
 use super::snapshot::{PolicyMeta, Source};
 use crate::authz::ApprovalKind;
 
@@ -140,6 +141,17 @@ fn read_meta(
             ),
         ));
     }
+    if gate && reads_approvals(policy) {
+        return Err(LoadProblem::at_policy(
+            file,
+            line,
+            &id,
+            format!(
+                "@gate decides before anything is asked, so it cannot read the approvals given \
+                 (policy `{id}` reads context.approvals)"
+            ),
+        ));
+    }
     Ok(PolicyMeta {
         id,
         file: file.to_string(),
@@ -149,6 +161,14 @@ fn read_meta(
         ask,
         gate,
     })
+}
+
+/// Whether a policy's condition reads `context.approvals` (or the whole context).
+fn reads_approvals(policy: &Policy) -> bool {
+    match Reads::of(policy).context {
+        Tree::Fields(fields) => fields.contains_key("approvals"),
+        _ => true,
+    }
 }
 
 pub(super) fn validate(
@@ -236,4 +256,35 @@ pub(super) fn content_hash(schema: &Source, sources: &[Source]) -> String {
         .map(|byte| format!("{byte:02x}"))
         .collect();
     format!("sha256:{hex}")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::authz::{baseline, PolicySnapshot, Source};
+
+    fn load_with(text: &str) -> Result<PolicySnapshot, String> {
+        let mut sources = baseline::policy_sources();
+        sources.push(Source::new("extra.cedar", text.to_string()));
+        PolicySnapshot::load(&baseline::schema_source(), &sources).map_err(|e| e.to_string())
+    }
+
+    /// A gate decides before anything is asked, so one reading the approvals is refused with
+    /// its file and id; the same rule without the annotation loads.
+    #[test]
+    fn a_gate_that_reads_the_approvals_is_refused() {
+        let rule = r#"
+@id("extra.gate")
+@reason("r")
+@gate
+forbid (principal, action in Action::"ClaudeDesign", resource)
+when { context.approvals.contains("batch") && context.environment.essential_traffic_only };"#;
+        let error = load_with(rule).unwrap_err();
+        assert!(error.contains("extra.cedar"), "{error}");
+        assert!(
+            error.contains("policy `extra.gate` reads context.approvals"),
+            "{error}"
+        );
+        assert!(load_with(&rule.replace("@gate\n", "")).is_ok());
+    }
 }

@@ -141,14 +141,26 @@ impl Glob {
     /// Cedar's `text like pattern`. The checks before the matcher are necessary conditions
     /// of a match, so they only ever answer `false` where it would.
     pub fn matches(&self, text: &str) -> bool {
-        text.starts_with(&self.prefix)
-            && text.ends_with(&self.suffix)
+        let bytes = text.as_bytes();
+        begins(bytes, self.prefix.as_bytes())
+            && begins(bytes.iter().rev(), self.suffix.as_bytes().iter().rev())
             && self
                 .characters
                 .iter()
                 .all(|&character| text.contains(character))
             && self.pattern.wildcard_match(text)
     }
+}
+
+/// Whether `text` begins with `prefix` (byte by byte: the affixes are short, most empty).
+fn begins<'a>(
+    text: impl IntoIterator<Item = &'a u8>,
+    prefix: impl IntoIterator<Item = &'a u8>,
+) -> bool {
+    let mut text = text.into_iter();
+    prefix
+        .into_iter()
+        .all(|expected| text.next() == Some(expected))
 }
 
 /// `{"Value": "text"}`: a string literal.
