@@ -26,6 +26,7 @@ pub mod problem;
 pub(crate) mod project;
 pub mod reads;
 pub mod reason;
+pub mod relations;
 pub mod requests;
 pub mod snapshot;
 pub mod targets;

@@ -89,6 +89,9 @@ fn key<R: Attributes>(slices: Slices<'_>, asked: &Asked<'_, R>) -> Key {
             key.text(asked.resource_name);
         }
         record_project(asked.context, &slice.reads.context, &mut key);
+        for relation in &slice.reads.relations {
+            relation.write(asked.context, &mut key);
+        }
     }
     key
 }

@@ -21,7 +21,7 @@ use cedar_policy::{
 
 use super::guards::{choose, Guard};
 use super::problem::{LoadError, LoadProblem};
-use super::project::{Attributes, Fact};
+use super::project::{value_at, Attributes};
 use super::reads::Reads;
 
 #[derive(Debug, Default)]
@@ -75,12 +75,7 @@ impl Slice {
 
 /// The Bool at `path` in a request context, if there is one.
 fn flag_at<R: Attributes>(context: &R, path: &[String]) -> Option<bool> {
-    let (first, rest) = path.split_first()?;
-    let mut value: &dyn Fact = context.attribute(first)?;
-    for name in rest {
-        value = value.field(name)?;
-    }
-    value.flag()
+    value_at(context, path)?.flag()
 }
 
 /// The (at most two) slices a request is evaluated against.

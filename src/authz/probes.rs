@@ -56,6 +56,10 @@ impl Probes {
         self.members.extend(other.members);
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.equals.is_empty() && self.likes.is_empty() && self.members.is_empty()
+    }
+
     /// Every probe applies to strings.
     pub fn on_texts(&self) -> bool {
         self.members.is_empty()

@@ -82,6 +82,8 @@ pub(crate) trait Fact {
     fn project(&self, tree: &Tree, key: &mut Key) {
         match tree {
             Tree::Present => key.present(),
+            // Read only through the slice's relations (written after the tree).
+            Tree::Probed(probes) if probes.is_empty() => key.probed(),
             Tree::Probed(probes) => {
                 if !self.probe(probes, key) {
                     self.encode(key);
@@ -116,6 +118,31 @@ pub(crate) trait Fact {
     fn text(&self) -> Option<String> {
         None
     }
+
+    /// A Long's value (`None` for any other value).
+    fn long(&self) -> Option<i64> {
+        None
+    }
+
+    /// A string's value (`None` for any other value).
+    fn string(&self) -> Option<&str> {
+        None
+    }
+
+    /// A set of strings' members, sorted, each once (`None` for any other value).
+    fn members(&self) -> Option<Vec<&str>> {
+        None
+    }
+}
+
+/// The value at `path` (attribute names from the root) in a record, if there is one.
+pub(crate) fn value_at<'a, R: Attributes>(record: &'a R, path: &[String]) -> Option<&'a dyn Fact> {
+    let (first, rest) = path.split_first()?;
+    let mut value: &dyn Fact = record.attribute(first)?;
+    for name in rest {
+        value = value.field(name)?;
+    }
+    Some(value)
 }
 
 impl Fact for String {
@@ -148,6 +175,10 @@ impl Fact for String {
     fn text(&self) -> Option<String> {
         Some(self.clone())
     }
+
+    fn string(&self) -> Option<&str> {
+        Some(self)
+    }
 }
 
 impl Fact for bool {
@@ -173,6 +204,10 @@ impl Fact for i64 {
         Ok(RestrictedExpression::new_long(*self))
     }
 
+    fn long(&self) -> Option<i64> {
+        Some(*self)
+    }
+
     fn encode(&self, key: &mut Key) {
         key.long(*self);
     }
@@ -194,6 +229,10 @@ impl Fact for BTreeSet<String> {
     fn probe(&self, probes: &Probes, key: &mut Key) -> bool {
         probe_members(self.iter(), probes, key)
     }
+
+    fn members(&self) -> Option<Vec<&str>> {
+        Some(self.iter().map(String::as_str).collect())
+    }
 }
 
 impl Fact for PathSet {
@@ -207,6 +246,10 @@ impl Fact for PathSet {
 
     fn probe(&self, probes: &Probes, key: &mut Key) -> bool {
         probe_members(self.iter(), probes, key)
+    }
+
+    fn members(&self) -> Option<Vec<&str>> {
+        Some(self.iter().map(String::as_str).collect())
     }
 }
 
@@ -222,6 +265,13 @@ impl Fact for Vec<String> {
 
     fn probe(&self, probes: &Probes, key: &mut Key) -> bool {
         probe_members(self.iter(), probes, key)
+    }
+
+    fn members(&self) -> Option<Vec<&str>> {
+        let mut members: Vec<&str> = self.iter().map(String::as_str).collect();
+        members.sort_unstable();
+        members.dedup();
+        Some(members)
     }
 }
 

@@ -11,12 +11,13 @@
 //! probes (`authz::probes`, whose invariant makes their outcomes exact). Should it still miss a part, the projected request lacks that attribute and Cedar
 //! reports an evaluation error, which denies: a miss fails closed, never open.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use cedar_policy::Policy;
 use serde_json::Value;
 
 use super::probes::{probe_form, Probes};
+use super::relations::{relation_form, Relation};
 
 /// What one policy (or a slice of policies) reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -26,6 +27,9 @@ pub struct Reads {
     /// The resource entity is read.
     pub resource: bool,
     pub context: Tree,
+    /// Comparisons of two context attributes with each other; both attributes are marked
+    /// in `context` as probed (their outcome is the key's, `authz::relations`).
+    pub relations: BTreeSet<Relation>,
 }
 
 /// The parts of a record that are read.
@@ -35,7 +39,7 @@ pub enum Tree {
     Whole,
     /// Only whether the attribute exists (`has`).
     Present,
-    /// Only through these comparisons with constants.
+    /// Only through these comparisons with constants, and the slice's relations.
     Probed(Probes),
     /// These attributes of a record (none: nothing is read).
     Fields(BTreeMap<String, Tree>),
@@ -115,6 +119,7 @@ impl Reads {
             principal: true,
             resource: true,
             context: Tree::Whole,
+            relations: BTreeSet::new(),
         }
     }
 
@@ -126,6 +131,7 @@ impl Reads {
             principal: constrained(est.get("principal")),
             resource: constrained(est.get("resource")),
             context: Tree::default(),
+            relations: BTreeSet::new(),
         };
         if let Some(conditions) = est.get("conditions") {
             walk(conditions, &mut reads);
@@ -138,6 +144,7 @@ impl Reads {
             principal: self.principal || other.principal,
             resource: self.resource || other.resource,
             context: self.context.union(other.context),
+            relations: self.relations.union(&other.relations).cloned().collect(),
         }
     }
 }
@@ -152,6 +159,19 @@ fn constrained(scope: Option<&Value>) -> bool {
 
 /// Records every variable use in `expression`.
 fn walk(expression: &Value, reads: &mut Reads) {
+    if let Some((operator, left, right)) = relation_form(expression) {
+        if let (Some(left), Some(right)) = (context_attribute(left), context_attribute(right)) {
+            for path in [&left, &right] {
+                reads.context.insert(path, Tree::Probed(Probes::default()));
+            }
+            reads.relations.insert(Relation {
+                operator,
+                left,
+                right,
+            });
+            return;
+        }
+    }
     if let Some((operand, probes)) = probe_form(expression) {
         if let Some(("context", path, Tree::Whole)) = chain(operand) {
             let probes = Tree::Probed(probes.into_iter().collect());
@@ -202,6 +222,14 @@ fn chain(expression: &Value) -> Option<(&str, Vec<String>, Tree)> {
         _ => return None,
     }
     Some((variable, path, Tree::Present))
+}
+
+/// `context.a.b…` (at least one attribute, no presence test) as `[a, b, …]`.
+fn context_attribute(expression: &Value) -> Option<Vec<String>> {
+    match chain(expression)? {
+        ("context", path, Tree::Whole) if !path.is_empty() => Some(path),
+        _ => None,
+    }
 }
 
 fn read(variable: &str, path: &[String], leaf: Tree, reads: &mut Reads) {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use super::*;
-use crate::authz::probes::Probe;
+use crate::authz::probes::{Probe, Probes};
 use cedar_policy::Policy;
 
 fn reads(text: &str) -> Reads {
@@ -26,21 +26,26 @@ fn attribute_chains_read_only_their_paths() {
     let policy = reads(
         r#"permit (principal, action, resource) when {
              context.design.plan.writes.containsAll(context.design.targets.paths) &&
-             context.session.agent == "main" && context.design.plan.expires_at > context.now
+             context.session.agent == "main" && context.design.plan.expires_at > context.now &&
+             context.design.targets.count + 1 > 2
            };"#,
     );
+    let related = || Tree::Probed(Probes::default());
     let expected = fields(&[
         (
             "design",
             fields(&[
                 (
                     "plan",
-                    fields(&[("expires_at", Tree::Whole), ("writes", Tree::Whole)]),
+                    fields(&[("expires_at", related()), ("writes", related())]),
                 ),
-                ("targets", fields(&[("paths", Tree::Whole)])),
+                (
+                    "targets",
+                    fields(&[("count", Tree::Whole), ("paths", related())]),
+                ),
             ]),
         ),
-        ("now", Tree::Whole),
+        ("now", related()),
         (
             "session",
             fields(&[(
@@ -50,6 +55,18 @@ fn attribute_chains_read_only_their_paths() {
         ),
     ]);
     assert_eq!(policy.context, expected);
+    let relations: Vec<_> = policy
+        .relations
+        .iter()
+        .map(|relation| (relation.left.join("."), relation.right.join(".")))
+        .collect();
+    assert_eq!(
+        relations,
+        [
+            ("design.plan.expires_at".into(), "now".into()),
+            ("design.plan.writes".into(), "design.targets.paths".into()),
+        ] as [(String, String); 2]
+    );
     assert!(!policy.principal && !policy.resource);
 }
 
@@ -82,7 +99,7 @@ fn comparisons_with_constants_read_through_probes() {
         )
     );
     let mixed = probed.union(reads(
-        r#"permit (principal, action, resource) when { context.lowercase == context.path };"#,
+        r#"permit (principal, action, resource) when { [context.lowercase].contains(context.path) };"#,
     ));
     let Tree::Fields(read) = &mixed.context else {
         panic!("fields: {mixed:?}")
