@@ -3,13 +3,14 @@
 //! `.cedar` files.
 //!
 //! Map: `snapshot` (validated policy set + metadata + hash), `load` (parsing, annotations,
-//! strict validation), `index` (per-action/resource slices, cut by `guards`), `reads` (what each policy reads
-//! of a request), `context` (typed request contexts mirroring the schema), `project` (a
-//! context cut down to what a slice reads: cache key and Cedar record), `cache` (the one
-//! answer cache, per snapshot), `evaluate` (one question against the slices), `targets`
-//! (per-target classification), `decide` (the two questions and deny > ask > allow), `card`
-//! (approval cards), `requests` (the Cedar requests a decision asked), `reason` (reason
-//! text), `baseline` (the embedded shipped policies), `problem` (load errors).
+//! strict validation), `index` (per-action/resource slices, cut by `guards`, and the gate
+//! slices), `reads` (what each policy reads of a request; `probes` and `relations`: values
+//! read only through comparisons), `context` (typed request contexts mirroring the schema),
+//! `project` (a context cut down to what a slice reads: cache key and Cedar record), `cache`
+//! (the one answer cache, per snapshot), `evaluate` (one question against the slices),
+//! `targets` (per-target classification), `decide` (the two questions and deny > ask >
+//! allow), `card` (approval cards), `requests` (the Cedar requests a decision asked), `reason`
+//! (reason text), `baseline` (the embedded shipped policies), `problem` (load errors).
 
 pub mod baseline;
 pub mod cache;

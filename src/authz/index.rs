@@ -9,7 +9,8 @@
 //! (A, R) is in `general[A]` or `specific[R]`, and in the part for the request's guard facts
 //! unless its guard is falsified by them. Policies are only ever left out on the evidence of
 //! their scope (`action ==`/`in`, `resource ==`) or of a guard, which Cedar would evaluate
-//! first and find false (`guards`' invariant).
+//! first and find false (`guards`' invariant). The gate slices (`gates[A]`, every `@gate`
+//! policy that can apply to A) serve only the gates-first check, which asks nothing else.
 
 use std::collections::HashMap;
 
