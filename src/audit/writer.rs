@@ -10,6 +10,7 @@ mod pacing;
 mod rotation;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -26,6 +27,9 @@ pub use pacing::{FIRST_RETRY, MAX_RETRY};
 
 /// Default size after which the log moves to the next file.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// The most bytes of encoded records waiting for the writer; an append past it fails at once
+/// (the caller fails closed) rather than queueing without bound.
+pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
@@ -66,6 +70,8 @@ pub enum LogError {
     Replaced { path: String, message: String },
     #[error("the decision log is closed")]
     Closed,
+    #[error("the decision log's queue is full ({limit} bytes wait to be written)")]
+    Full { limit: usize },
 }
 
 impl LogError {
@@ -82,12 +88,24 @@ pub struct DecisionLog {
     sender: Mutex<Option<mpsc::Sender<Request>>>,
     worker: Option<JoinHandle<()>>,
     failures: Arc<FailureState>,
+    /// Bytes of the lines submitted and not yet answered by the writer (at most `limit`).
+    queued: Arc<AtomicUsize>,
+    limit: usize,
 }
 
 impl DecisionLog {
     /// Creates `dir` if needed and opens the current file (a new one when the last file is
     /// full or ends in a torn line, so new lines never join a torn one).
     pub fn open(dir: &Path, options: LogOptions) -> Result<DecisionLog, LogError> {
+        Self::open_bounded(dir, options, MAX_QUEUED_BYTES)
+    }
+
+    /// `open` with a queue of at most `limit` bytes.
+    pub fn open_bounded(
+        dir: &Path,
+        options: LogOptions,
+        limit: usize,
+    ) -> Result<DecisionLog, LogError> {
         std::fs::create_dir_all(dir).map_err(|error| LogError::io(dir, &error))?;
         let mut sink = Sink::new(dir.to_path_buf(), options);
         sink.open_current()?;
@@ -103,6 +121,8 @@ impl DecisionLog {
             sender: Mutex::new(Some(sender)),
             worker: Some(worker),
             failures,
+            queued: Arc::default(),
+            limit,
         })
     }
 
@@ -141,11 +161,29 @@ impl DecisionLog {
         let line = record
             .to_line()
             .map_err(|error| LogError::Encode(error.to_string()))?;
-        let guard = self.sender.lock().map_err(|_| LogError::Closed)?;
-        let sender = guard.as_ref().ok_or(LogError::Closed)?;
-        sender
-            .send(Request { line, reply })
-            .map_err(|_| LogError::Closed)
+        let size = line.len();
+        let before = self.queued.fetch_add(size, Ordering::AcqRel);
+        if before.saturating_add(size) > self.limit {
+            self.queued.fetch_sub(size, Ordering::AcqRel);
+            return Err(LogError::Full { limit: self.limit });
+        }
+        let queued = Arc::clone(&self.queued);
+        let reply: Reply = Box::new(move |result| {
+            queued.fetch_sub(size, Ordering::AcqRel);
+            reply(result);
+        });
+        let sent = match self.sender.lock() {
+            Ok(guard) => match guard.as_ref() {
+                Some(sender) => sender.send(Request { line, reply }).map_err(|_| ()),
+                None => Err(()),
+            },
+            Err(_) => Err(()),
+        };
+        sent.map_err(|()| {
+            // Not queued: its reply (which gives the bytes back) never runs.
+            self.queued.fetch_sub(size, Ordering::AcqRel);
+            LogError::Closed
+        })
     }
 }
 
@@ -176,6 +214,33 @@ mod tests {
             r#"{{"v":1,"kind":"outcome","id":"o{id:03}","time":"t","decision_id":"d","status":"ok","error_kind":null}}"#
         );
         Record::Outcome(serde_json::from_str(&line).unwrap())
+    }
+
+    /// The queue is bounded by bytes: a record larger than the bound is refused at once,
+    /// nothing is written, and the bytes of answered appends come back.
+    #[test]
+    fn an_append_past_the_queue_bound_is_refused_and_answered_bytes_come_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let size = record(1).to_line().unwrap().len();
+        let options = LogOptions {
+            durability: Durability::None,
+            ..LogOptions::default()
+        };
+        let tight = DecisionLog::open_bounded(&dir.path().join("a"), options, size - 1).unwrap();
+        let refused = tight.append_blocking(&record(1)).unwrap_err();
+        assert_eq!(refused, LogError::Full { limit: size - 1 });
+        drop(tight);
+        let written = std::fs::read_dir(dir.path().join("a"))
+            .unwrap()
+            .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+            .collect::<String>();
+        assert!(written.is_empty(), "{written}");
+
+        let log = DecisionLog::open_bounded(&dir.path().join("b"), options, 2 * size).unwrap();
+        for id in 0..10 {
+            log.append_blocking(&record(id)).unwrap();
+        }
+        assert_eq!(log.queued.load(Ordering::Acquire), 0);
     }
 
     #[test]
