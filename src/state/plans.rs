@@ -2,7 +2,8 @@
 //! invalidation. It owns the token → plan map; it must not match calls against plans (policy does
 //! that) nor read the clock (`now` is passed in).
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use dashmap::DashMap;
 use time::OffsetDateTime;
@@ -71,6 +72,8 @@ pub enum PlanRefusal {
     TooManyPlans { limit: usize },
     #[error("{limit} sessions already hold approved plans")]
     TooManySessions { limit: usize },
+    #[error("approved plans already hold {limit} bytes")]
+    TooManyPlanBytes { limit: usize },
 }
 
 /// Approved plans keyed by token; every method takes `&self` and is safe from many threads.
@@ -81,9 +84,40 @@ pub struct PlanStore {
     // INVARIANT: after `finalize_approved` returns Ok, its plan is the only one of its project key
     // that was registered through the rules; two concurrent finalizes cannot both survive.
     changes: Mutex<()>,
+    /// The bytes (`plan_bytes`) of the plans held, added on every insert and taken back on
+    /// every removal and on drop; shared by every session's store (`SessionPlans`).
+    held: Arc<AtomicUsize>,
+}
+
+impl Drop for PlanStore {
+    fn drop(&mut self) {
+        let remaining: usize = self.plans.iter().map(|entry| size(entry.value())).sum();
+        self.held.fetch_sub(remaining, Ordering::AcqRel);
+    }
 }
 
 impl PlanStore {
+    /// A store whose plans count towards `held`.
+    pub fn counted(held: Arc<AtomicUsize>) -> Self {
+        Self {
+            plans: DashMap::default(),
+            changes: Mutex::default(),
+            held,
+        }
+    }
+
+    /// Inserts `plan`, counting its bytes (and no longer those of a plan it replaces).
+    fn inserted(&self, plan: ApprovedPlan) {
+        self.held.fetch_add(size(&plan), Ordering::AcqRel);
+        if let Some(replaced) = self.plans.insert(plan.token.clone(), plan) {
+            self.held.fetch_sub(size(&replaced), Ordering::AcqRel);
+        }
+    }
+
+    fn released(&self, plan: &ApprovedPlan) {
+        self.held.fetch_sub(size(plan), Ordering::AcqRel);
+    }
+
     /// finalize_plan is about to execute for `project_id` (§3 `IBt`): a new finalize replaces
     /// earlier approvals even if it fails, so its plans go now.
     pub fn finalize_started(&self, project_id: &str) {
@@ -115,7 +149,7 @@ impl PlanStore {
             deletes: normalized(approval.deletes.iter()),
             expires_at: plan_expiry(approval.server_expiry, now)?,
         };
-        self.plans.insert(plan.token.clone(), plan.clone());
+        self.inserted(plan.clone());
         Ok(plan)
     }
 
@@ -128,7 +162,7 @@ impl PlanStore {
             ..plan
         };
         let _changes = self.changes_locked();
-        self.plans.insert(plan.token.clone(), plan);
+        self.inserted(plan);
     }
 
     /// The plan registered under `token`, if any. Expired plans are returned too: expiry is
@@ -149,9 +183,10 @@ impl PlanStore {
         expired
             .iter()
             .filter(|token| {
-                self.plans
-                    .remove_if(token.as_str(), |_, plan| plan.expires_at <= now)
-                    .is_some()
+                let removed = self
+                    .plans
+                    .remove_if(token.as_str(), |_, plan| plan.expires_at <= now);
+                removed.map(|(_, plan)| self.released(&plan)).is_some()
             })
             .count()
     }
@@ -166,7 +201,15 @@ impl PlanStore {
     /// Consent was seeded false or revoked: every plan is dropped.
     pub fn all_cleared(&self) {
         let _changes = self.changes_locked();
-        self.plans.clear();
+        self.plans.retain(|_, plan| {
+            self.released(plan);
+            false
+        });
+    }
+
+    /// The bytes counted in this store's `held` (every store sharing it).
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Acquire)
     }
 
     pub fn len(&self) -> usize {
@@ -187,8 +230,13 @@ impl PlanStore {
     /// Callers hold `changes`.
     fn project_removed(&self, project_id: &str) {
         let key = project_key(project_id);
-        self.plans
-            .retain(|_, plan| project_key(&plan.project_id) != key);
+        self.plans.retain(|_, plan| {
+            let kept = project_key(&plan.project_id) != key;
+            if !kept {
+                self.released(plan);
+            }
+            kept
+        });
     }
 
     /// `()` behind the lock cannot be left inconsistent by a panicking holder.
@@ -244,6 +292,23 @@ fn plan_expiry(
         }
         Some(server_expiry) => Ok(server_expiry.min(local_limit)),
     }
+}
+
+fn size(plan: &ApprovedPlan) -> usize {
+    let paths = plan.writes.iter().chain(plan.deletes.iter());
+    plan_bytes(&plan.token, &plan.project_id, paths)
+}
+
+/// What one plan costs in memory, about: its strings, an entry per path and the map's slot.
+pub fn plan_bytes<'a>(
+    token: &str,
+    project_id: &str,
+    paths: impl Iterator<Item = &'a String>,
+) -> usize {
+    const PLAN_ENTRY_BYTES: usize = 256;
+    const PATH_ENTRY_BYTES: usize = 48;
+    let paths: usize = paths.map(|path| path.len() + PATH_ENTRY_BYTES).sum();
+    PLAN_ENTRY_BYTES + 2 * token.len() + project_id.len() + paths
 }
 
 fn normalized<'a>(paths: impl Iterator<Item = &'a String>) -> PathSet {

@@ -6,16 +6,22 @@
 //! reads nothing and inserts nothing, so a million distinct decision-only sessions cost no memory
 //! here (F3). A session whose plans have all expired or been invalidated is removed.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use dashmap::DashMap;
 use time::OffsetDateTime;
 
-use super::plans::{ApprovedPlan, PlanApproval, PlanRefusal, PlanStore};
+use super::plans::{plan_bytes, ApprovedPlan, PlanApproval, PlanRefusal, PlanStore};
 
 /// The most sessions that hold plans at once. Past it, idle sessions are evicted first; if every
 /// session still holds a live plan, the registration is refused (later calls ask: fail closed).
 pub const MAX_SESSIONS: usize = 65_536;
+
+/// The most bytes all sessions' plans hold (`plans::plan_bytes`), checked at each
+/// registration: past it, expired plans go first; if live plans still fill it, the
+/// registration is refused (later calls ask: fail closed).
+pub const MAX_PLAN_BYTES: usize = 64 * 1024 * 1024;
 
 /// A full sweep of every session runs once per this many registrations (amortized O(1)).
 const SWEEP_EVERY: u64 = 1_024;
@@ -23,16 +29,48 @@ const SWEEP_EVERY: u64 = 1_024;
 /// Session id → that session's approved plans; every method takes `&self`.
 // INVARIANT: a session in the map holds at least one plan once the change that emptied it
 // returns (removal re-checks emptiness under the shard lock, so no registration is lost).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SessionPlans {
     sessions: DashMap<String, PlanStore>,
     registrations: AtomicU64,
     /// The registration count at the last full sweep: a full map sweeps at most once per
     /// `SWEEP_EVERY` registrations, so a flood of new sessions cannot make each one O(n).
     last_sweep: AtomicU64,
+    /// The bytes every store's plans hold (each store adds and takes back its own), the
+    /// bound on them, and the lock registrations hold so that the check and the insert are
+    /// one step.
+    held: Arc<AtomicUsize>,
+    byte_budget: usize,
+    registering: Mutex<()>,
+}
+
+impl Default for SessionPlans {
+    fn default() -> Self {
+        Self::with_byte_budget(MAX_PLAN_BYTES)
+    }
 }
 
 impl SessionPlans {
+    pub fn with_byte_budget(byte_budget: usize) -> Self {
+        Self {
+            sessions: DashMap::default(),
+            registrations: AtomicU64::default(),
+            last_sweep: AtomicU64::default(),
+            held: Arc::default(),
+            byte_budget,
+            registering: Mutex::default(),
+        }
+    }
+
+    /// About how many bytes every session's plans hold.
+    pub fn bytes(&self) -> usize {
+        self.held.load(Ordering::Acquire)
+    }
+
+    fn new_store(&self) -> PlanStore {
+        PlanStore::counted(Arc::clone(&self.held))
+    }
+
     /// The plan registered under `token` in this session, if any (expired ones too: expiry is
     /// judged by policy against the call's own time).
     pub fn plan(&self, session_id: &str, token: &str) -> Option<ApprovedPlan> {
@@ -55,10 +93,18 @@ impl SessionPlans {
         approval: PlanApproval<'_>,
         now: OffsetDateTime,
     ) -> Result<ApprovedPlan, PlanRefusal> {
+        let _registering = self
+            .registering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         self.swept_if_due(session_id, now)?;
+        self.within_byte_budget(&approval, now)?;
         // Registered under the shard lock of the entry: a concurrent removal of the (empty)
         // session cannot drop the plan just registered.
-        let store = self.sessions.entry(session_id.to_owned()).or_default();
+        let store = self
+            .sessions
+            .entry(session_id.to_owned())
+            .or_insert_with(|| self.new_store());
         let registered = store.finalize_approved(approval, now);
         drop(store);
         self.removed_if_empty(session_id);
@@ -69,7 +115,7 @@ impl SessionPlans {
     pub fn restore(&self, session_id: &str, plan: ApprovedPlan) {
         self.sessions
             .entry(session_id.to_owned())
-            .or_default()
+            .or_insert_with(|| self.new_store())
             .restore(plan);
     }
 
@@ -116,6 +162,27 @@ impl SessionPlans {
             .collect();
         plans.sort_by(|left, right| left.token.cmp(&right.token));
         plans
+    }
+
+    /// Whether `approval`'s plan fits the byte budget beside the plans held (expired ones
+    /// dropped first when it would not).
+    fn within_byte_budget(
+        &self,
+        approval: &PlanApproval<'_>,
+        now: OffsetDateTime,
+    ) -> Result<(), PlanRefusal> {
+        let paths = approval.writes.iter().chain(approval.deletes.iter());
+        let needed = plan_bytes(approval.token, approval.project_id, paths);
+        if self.bytes().saturating_add(needed) <= self.byte_budget {
+            return Ok(());
+        }
+        self.expired_removed(now);
+        if self.bytes().saturating_add(needed) <= self.byte_budget {
+            return Ok(());
+        }
+        Err(PlanRefusal::TooManyPlanBytes {
+            limit: self.byte_budget,
+        })
     }
 
     /// Every `SWEEP_EVERY` registrations idle sessions are evicted, and sooner when a new

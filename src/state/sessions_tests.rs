@@ -9,7 +9,7 @@ use time::macros::datetime;
 use time::Duration;
 
 use super::*;
-use crate::state::plans::{MAX_PLANS_PER_SESSION, PLAN_TTL};
+use crate::state::plans::{plan_bytes, MAX_PLANS_PER_SESSION, PLAN_TTL};
 
 const NOW: OffsetDateTime = datetime!(2025-06-01 12:00:00 UTC);
 
@@ -132,4 +132,45 @@ fn f3_sessions_holding_plans_are_bounded_and_idle_ones_make_room() {
         .count();
     assert!(admitted > 0);
     assert_eq!(sessions.len(), admitted, "every idle session was evicted");
+}
+
+/// The plans of all sessions are bounded by bytes: past the budget a registration is refused
+/// (after expired plans go), and once plans expire there is room again.
+#[test]
+fn plans_past_the_byte_budget_are_refused_until_expired_ones_go() {
+    let writes = vec!["site/index.html".to_owned()];
+    let one = plan_bytes("tok-0", "p1", writes.iter());
+    let sessions = SessionPlans::with_byte_budget(3 * one);
+    for n in 0..3 {
+        let token = format!("tok-{n}");
+        let approval = approval(&token, "p1", &writes);
+        sessions
+            .finalize_approved(&format!("s{n}"), approval, NOW)
+            .unwrap();
+    }
+    assert!(sessions.bytes() <= 3 * one, "{}", sessions.bytes());
+    let refused = sessions.finalize_approved("s3", approval("tok-3", "p1", &writes), NOW);
+    assert_eq!(
+        refused,
+        Err(PlanRefusal::TooManyPlanBytes { limit: 3 * one })
+    );
+    assert!(sessions.plan("s3", "tok-3").is_none());
+    // Past the plans' lifetime the same registration fits.
+    let later = NOW + PLAN_TTL + Duration::seconds(1);
+    let accepted = sessions.finalize_approved("s3", approval("tok-3", "p1", &writes), later);
+    assert!(accepted.is_ok(), "{accepted:?}");
+    assert_eq!(sessions.bytes(), one, "only the new plan is held");
+    // Every way a plan goes gives its bytes back.
+    sessions
+        .finalize_approved("s4", approval("tok-4", "p2", &writes), later)
+        .unwrap();
+    sessions.project_invalidated("p2");
+    assert_eq!(sessions.bytes(), one);
+    sessions.finalize_started("s3", "p1");
+    assert_eq!(sessions.bytes(), 0);
+    sessions
+        .finalize_approved("s5", approval("tok-5", "p1", &writes), later)
+        .unwrap();
+    sessions.all_cleared();
+    assert_eq!(sessions.bytes(), 0);
 }
