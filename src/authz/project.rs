@@ -217,63 +217,34 @@ impl Fact for i64 {
     }
 }
 
-impl Fact for BTreeSet<String> {
-    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
-        Ok(string_set(self.iter()))
-    }
+/// Sets of strings: a `BTreeSet`, a `PathSet`, and a list kept without duplicates (a `Vec`,
+/// whose order is the key's, not Cedar's).
+macro_rules! impl_string_set_fact {
+    ($($type:ty),+) => {$(
+        impl Fact for $type {
+            fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
+                Ok(string_set(self.iter()))
+            }
 
-    fn encode(&self, key: &mut Key) {
-        encode_strings(self.iter(), self.len(), key);
-    }
+            fn encode(&self, key: &mut Key) {
+                encode_strings(self.iter(), self.len(), key);
+            }
 
-    fn probe(&self, probes: &Probes, key: &mut Key) -> bool {
-        probe_members(self.iter(), probes, key)
-    }
+            fn probe(&self, probes: &Probes, key: &mut Key) -> bool {
+                probe_members(self.iter(), probes, key)
+            }
 
-    fn members(&self) -> Option<Vec<&str>> {
-        Some(self.iter().map(String::as_str).collect())
-    }
+            fn members(&self) -> Option<Vec<&str>> {
+                let mut members: Vec<&str> = self.iter().map(String::as_str).collect();
+                members.sort_unstable();
+                members.dedup();
+                Some(members)
+            }
+        }
+    )+};
 }
 
-impl Fact for PathSet {
-    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
-        Ok(string_set(self.iter()))
-    }
-
-    fn encode(&self, key: &mut Key) {
-        encode_strings(self.iter(), self.len(), key);
-    }
-
-    fn probe(&self, probes: &Probes, key: &mut Key) -> bool {
-        probe_members(self.iter(), probes, key)
-    }
-
-    fn members(&self) -> Option<Vec<&str>> {
-        Some(self.iter().map(String::as_str).collect())
-    }
-}
-
-/// A set kept as a list without duplicates (its order is the key's, not Cedar's).
-impl Fact for Vec<String> {
-    fn to_cedar(&self) -> Result<RestrictedExpression, EvaluationError> {
-        Ok(string_set(self.iter()))
-    }
-
-    fn encode(&self, key: &mut Key) {
-        encode_strings(self.iter(), self.len(), key);
-    }
-
-    fn probe(&self, probes: &Probes, key: &mut Key) -> bool {
-        probe_members(self.iter(), probes, key)
-    }
-
-    fn members(&self) -> Option<Vec<&str>> {
-        let mut members: Vec<&str> = self.iter().map(String::as_str).collect();
-        members.sort_unstable();
-        members.dedup();
-        Some(members)
-    }
-}
+impl_string_set_fact!(BTreeSet<String>, PathSet, Vec<String>);
 
 /// A record: its attribute names, in the order a whole record is encoded, and each value.
 pub(crate) trait Attributes {
