@@ -9,6 +9,7 @@ mod approval_log;
 mod approval_work;
 mod approvals;
 mod approvals_cli;
+mod boundaries;
 mod consent_grants;
 mod console;
 mod console_browser;

@@ -44,7 +44,7 @@ impl AppState {
             id: format!("ap_{}", uuid::Uuid::new_v4().simple()),
             status: ApprovalStatus::Pending,
             requested_by: caller.principal.clone(),
-            session_id: prepared.session_id.clone(),
+            session_id: prepared.session_key.id.clone(),
             summary: prepared.facts.summary.clone(),
             card,
             created_at: now,
@@ -54,7 +54,7 @@ impl AppState {
         };
         let decision_id = prepared.decision_id;
         let pending = PendingCall {
-            session_id: prepared.session_id,
+            session_key: prepared.session_key,
             session: prepared.session,
             call: prepared.call,
             kinds,
@@ -201,7 +201,7 @@ fn closed_view(
         id: String::new(),
         status: ApprovalStatus::Refused,
         requested_by: caller.principal.clone(),
-        session_id: prepared.session_id.clone(),
+        session_id: prepared.session_key.id.clone(),
         summary: prepared.facts.summary.clone(),
         card: crate::authz::Approval::Batch {
             tool: prepared.facts.summary.tool.clone(),

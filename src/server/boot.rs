@@ -200,6 +200,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         reloader: Some(Arc::new(reloader)),
         journal: journal(config)?,
         mcp: config.mcp.clone(),
+        metrics_token: config.metrics_token.clone(),
     };
     let state = AppState(Arc::new(inner));
     super::approving::spawn_sweeper(&state);

@@ -23,7 +23,7 @@ use super::gateway::{AppState, Prepared};
 use crate::authz::{Decision, Outcome};
 use crate::call::{DesignCall, ProjectsCall};
 use crate::facts::{self, AgentKind, DesignObservations, Environment, Mode, Session};
-use crate::state::DesignState;
+use crate::state::{DesignState, SessionKey};
 use wire::{HookInput, HookOutput, PRE_TOOL_USE};
 
 /// The header the hook command fills from the client's `CLAUDE_PROJECT_UUID` (the client's
@@ -41,9 +41,12 @@ pub async fn claude_code(
     headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    state.inner().callers.require(&headers, Role::Agent)?;
+    let caller = state.inner().callers.require(&headers, Role::Agent)?;
     let output = match super::wire::parse_body::<HookInput>(&body) {
-        Ok(input) => state.hook_answer(&input, attached_project(&headers)).await,
+        Ok(input) => {
+            let project = attached_project(&headers);
+            state.hook_answer(&caller.principal, &input, project).await
+        }
         Err(error) => HookOutput::deny(&format!("askgate could not read the hook input: {error}")),
     };
     Ok(Json(output).into_response())
@@ -59,7 +62,12 @@ fn attached_project(headers: &HeaderMap) -> Option<String> {
 }
 
 impl AppState {
-    async fn hook_answer(&self, input: &HookInput, project: Option<String>) -> HookOutput {
+    async fn hook_answer(
+        &self,
+        principal: &str,
+        input: &HookInput,
+        project: Option<String>,
+    ) -> HookOutput {
         if input.hook_event_name != PRE_TOOL_USE {
             return HookOutput::deny(&format!(
                 "askgate answers `{PRE_TOOL_USE}` hooks only, not `{}`",
@@ -71,7 +79,7 @@ impl AppState {
         }
         let now = self.inner().clock.now();
         let environment = hook_environment(&self.inner().environment, project);
-        let prepared = match prepare(input, &environment, now) {
+        let prepared = match prepare(input, principal, &environment, now) {
             Ok(prepared) => prepared,
             Err(problem) => return HookOutput::deny(&format!("askgate: {problem}")),
         };
@@ -135,10 +143,12 @@ fn session(input: &HookInput) -> Result<Session, String> {
 /// client's) and no upstream observations.
 fn prepare(
     input: &HookInput,
+    principal: &str,
     environment: &Environment,
     now: OffsetDateTime,
 ) -> Result<Prepared, String> {
     let session = session(input)?;
+    let key = SessionKey::new(principal, input.session_id.clone());
     let (call, facts) = if input.tool_name == "ClaudeDesign" {
         let call = DesignCall::parse(input.tool_input.clone(), None).map_err(|e| e.to_string())?;
         let state = DesignState::default();
@@ -147,7 +157,7 @@ fn prepare(
             &call,
             &session,
             environment,
-            state.stores(&input.session_id),
+            state.stores(&key),
             &observed,
             now,
         );
@@ -159,7 +169,7 @@ fn prepare(
     };
     Ok(Prepared {
         decision_id: uuid::Uuid::new_v4().to_string(),
-        session_id: input.session_id.clone(),
+        session_key: key,
         session,
         call,
         facts,

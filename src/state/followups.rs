@@ -9,7 +9,7 @@
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::{DesignState, PlanApproval, PlanRefusal, MEMBERSHIP_OR_SHARING_OPERATIONS};
+use super::{DesignState, PlanApproval, PlanRefusal, SessionKey, MEMBERSHIP_OR_SHARING_OPERATIONS};
 use crate::call::DesignCall;
 
 /// The approval kinds a human gave for this call (all false for an allowed call).
@@ -25,7 +25,7 @@ pub struct Approved {
 #[derive(Debug, Clone, Copy)]
 pub struct FollowUps<'a> {
     pub state: &'a DesignState,
-    pub session_id: &'a str,
+    pub session: &'a SessionKey,
     pub call: &'a DesignCall,
     pub approved: Approved,
     /// The decision's `session.may_record` fact: approvals here may record consent, grants and
@@ -51,8 +51,7 @@ impl FollowUps<'_> {
     pub fn before_call(&self) {
         if self.call.operation == "finalize_plan" && self.approved.plan {
             if let Some(project_id) = self.call.project_id() {
-                self.state
-                    .plan_finalize_started(self.session_id, project_id);
+                self.state.plan_finalize_started(self.session, project_id);
             }
         }
     }
@@ -149,7 +148,7 @@ impl FollowUps<'_> {
             result_is_error: false,
         };
         self.state
-            .plan_registered(self.session_id, approval, now)
+            .plan_registered(self.session, approval, now)
             .map(drop)
     }
 

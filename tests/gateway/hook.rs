@@ -179,7 +179,8 @@ async fn the_hook_needs_a_caller_token() {
     let approver = gateway
         .post("/v1/hooks/claude-code", Some(APPROVER), body)
         .await;
-    assert_eq!(approver.status, 200, "{}", approver.body);
+    // Roles are exclusive: an approver token asks nothing (it could approve its own ask).
+    assert_eq!(approver.status, 403, "{}", approver.body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -411,7 +411,7 @@ async fn mcp_session_facts_come_from_the_callers_configuration() {
     let gateway = Gateway::start_with(|raw| {
         raw.callers = Some(vec![
             serde_json::from_value(
-                json!({"token": "headless-agent-token-0001", "role": "agent",
+                json!({"token": "headless-agent-token-0001-abcdefghij", "role": "agent",
                 "principal": "ci-bot", "session": {"interactive": false}}),
             )
             .unwrap(),
@@ -422,7 +422,7 @@ async fn mcp_session_facts_come_from_the_callers_configuration() {
     })
     .await;
     gateway.record_consent().await;
-    let mut client = McpClient::new(&gateway, Some("headless-agent-token-0001"));
+    let mut client = McpClient::new(&gateway, Some("headless-agent-token-0001-abcdefghij"));
     assert_eq!(client.initialize(json!({})).await.status, 200);
     let (result, _) = client
         .call(

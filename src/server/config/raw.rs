@@ -63,6 +63,9 @@ pub struct RawConfig {
     pub mcp: Option<crate::server::mcp::RawMcp>,
     /// The approval webhook (`config::notify`).
     pub notify: Option<super::notify::RawNotify>,
+    /// A bearer token `GET /metrics` requires (none: the metrics are open; see
+    /// docs/operators.md for what they expose).
+    pub metrics_token: Option<String>,
 }
 
 impl RawConfig {
@@ -119,6 +122,7 @@ impl RawConfig {
             http: higher.http.or(self.http),
             mcp: higher.mcp.or(self.mcp),
             notify: higher.notify.or(self.notify),
+            metrics_token: higher.metrics_token.or(self.metrics_token),
         }
     }
 }

@@ -7,7 +7,9 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use serde_json::Value;
-use tokio::sync::Semaphore;
+use std::sync::Arc;
+
+use super::held::{HeldCalls, HeldLimit};
 
 use super::hold::Hold;
 use super::outcome;
@@ -18,7 +20,7 @@ use crate::server::gateway::{AppState, Handled};
 
 pub async fn call(
     state: &AppState,
-    held: &Semaphore,
+    held: &Arc<HeldCalls>,
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResult {
@@ -34,7 +36,10 @@ pub async fn call(
         ));
     }
     let input = Value::Object(request.arguments.unwrap_or_default());
-    let mut prepared = match state.prepare(tool, &session.facts, input).await {
+    let prepared = state
+        .prepare(session.key.clone(), session.facts.clone(), tool, input)
+        .await;
+    let mut prepared = match prepared {
         Ok(prepared) => prepared,
         Err(error) => return outcome::refused_input(&error),
     };
@@ -50,8 +55,9 @@ pub async fn call(
             outcome::not_approved(&approval, &decision_id)
         }
         Ok(Handled::Asked { approval, .. }) => {
-            let Ok(_permit) = held.try_acquire() else {
-                return not_held(state, &approval, &decision_id).await;
+            let _permit = match held.try_hold(&session.caller.principal) {
+                Ok(permit) => permit,
+                Err(limit) => return not_held(state, &approval, &decision_id, &limit).await,
             };
             Hold {
                 state,
@@ -68,13 +74,17 @@ pub async fn call(
     }
 }
 
-/// Past `mcp.max_held` the call is answered at once, so its approval is withdrawn: nobody
-/// would receive the result of approving it.
-async fn not_held(state: &AppState, approval: &ApprovalView, decision_id: &str) -> CallToolResult {
-    let limit = state.inner().mcp.max_held;
+/// Past `mcp.max_held` (or the caller's `mcp.max_held_per_caller`) the call is answered at
+/// once, so its approval is withdrawn: nobody would receive the result of approving it.
+async fn not_held(
+    state: &AppState,
+    approval: &ApprovalView,
+    decision_id: &str,
+    limit: &HeldLimit,
+) -> CallToolResult {
     let why = format!(
-        "withdrawn by askgate: it already holds {limit} MCP calls for approval \
-         (`mcp.max_held`), so the call from `{}` was not held and nobody would receive its result",
+        "withdrawn by askgate: {limit}, so the call from `{}` was not held and nobody would \
+         receive its result",
         approval.requested_by
     );
     let status = match state.withdraw(&approval.id, &why).await {

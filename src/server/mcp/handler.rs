@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use tokio::sync::Semaphore;
 
 use super::session::McpSession;
 use super::{call, listing};
@@ -19,8 +18,8 @@ use crate::server::gateway::AppState;
 #[derive(Clone)]
 pub struct Front {
     pub state: AppState,
-    /// One permit per call held for an approver, shared by every session.
-    pub held: Arc<Semaphore>,
+    /// The slots of calls held for an approver, shared by every session.
+    pub held: Arc<super::held::HeldCalls>,
 }
 
 const INSTRUCTIONS: &str = "askgate decides every call to Claude Design and Projects with its \
@@ -61,7 +60,7 @@ impl ServerHandler for Front {
                 None,
             ));
         };
-        let tools = listing::listed(&self.state, &session.facts).await;
+        let tools = listing::listed(&self.state, &session).await;
         Ok(ListToolsResult::with_all_items(tools))
     }
 
