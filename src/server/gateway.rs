@@ -66,6 +66,10 @@ pub struct Prepared {
     pub local_file: Option<LocalFileStat>,
     /// The client's id for this tool call (MCP `_meta`), logged with the decision.
     pub tool_use_id: Option<String>,
+    /// How long the asking call will wait for an approver, when it waits (an MCP call's
+    /// `mcp.approval_wait_seconds`): an ask's approval then expires with the wait, so its card
+    /// promises no time nobody is waiting for.
+    pub waits_for: Option<std::time::Duration>,
 }
 
 /// What the gateway did with a call.
@@ -121,6 +125,7 @@ impl AppState {
             facts,
             local_file,
             tool_use_id: None,
+            waits_for: None,
         })
     }
 

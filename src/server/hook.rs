@@ -175,6 +175,7 @@ fn prepare(
         facts,
         local_file: None,
         tool_use_id: Some(input.tool_use_id.clone()),
+        waits_for: None,
     })
 }
 
