@@ -18,6 +18,7 @@ mod hardening;
 pub(crate) mod harness;
 mod hook;
 mod hook_command;
+pub(crate) mod hook_install;
 pub(crate) mod hook_log;
 mod local_path;
 mod mcp;

@@ -1,12 +1,14 @@
 //! cli::hook: `askgate hook claude-code` — the command Claude Code runs as its `PreToolUse`
 //! hook: it reads the hook input on stdin, asks the running service, and prints the answer it
-//! parsed ([`answer`]). It fails closed: on any failure (no token, service down,
+//! parsed ([`answer`]); and `askgate hook install claude-code`, which writes that command into
+//! a settings file ([`install`]). It fails closed: on any failure (no token, service down,
 //! deadline passed, a redirect or another non-2xx, an answer that is not `{}`, `deny` or
 //! `ask`, stdout gone) it exits 2 with a one-line reason, which blocks the call. Its deadline
 //! (at most 60 s) must be shorter than the hook's `timeout`, because the client lets a
 //! timed-out hook's call proceed unless the entry says `onFailure: "block"`.
 
 mod answer;
+mod install;
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -41,6 +43,8 @@ pub struct HookArgs {
 pub enum HookClient {
     /// Answer one Claude Code `PreToolUse` hook (stdin → stdout; exit 2 blocks).
     ClaudeCode(ClaudeCodeArgs),
+    /// Write the hook entry into an agent client's settings file.
+    Install(install::InstallArgs),
 }
 
 #[derive(Debug, Args)]
@@ -92,6 +96,7 @@ enum HookError {
 pub fn run(args: &HookArgs) -> u8 {
     match &args.client {
         HookClient::ClaudeCode(args) => claude_code(args),
+        HookClient::Install(args) => install::run(args),
     }
 }
 
