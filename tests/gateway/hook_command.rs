@@ -5,13 +5,12 @@
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
+use super::harness::{AGENT, APPROVER};
+use super::hook_install::fed;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use tokio::io::AsyncWriteExt;
-
-use super::harness::{AGENT, APPROVER};
 
 /// A service that answers every hook with one fixed response and keeps the headers it got.
 struct FakeService {
@@ -71,23 +70,16 @@ const INPUT: &str = r#"{"session_id":"s","hook_event_name":"PreToolUse","tool_na
 
 /// Runs the hook command with `env` as its only askgate variables.
 async fn hook(args: &[&str], env: &[(&str, &str)]) -> Hooked {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"))
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"));
+    command
         .args(["hook", "claude-code"])
         .args(args)
         .env_remove("ASKGATE_SERVER")
         .env_remove("ASKGATE_TOKEN")
         .env_remove("ASKGATE_AGENT_TOKEN")
         .env_remove("ASKGATE_APPROVER_TOKEN")
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(INPUT.as_bytes()).await.unwrap();
-    drop(stdin);
-    let output = child.wait_with_output().await.unwrap();
+        .envs(env.iter().copied());
+    let output = fed(&mut command, INPUT.as_bytes()).await;
     Hooked {
         code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -245,4 +237,24 @@ async fn the_hook_reads_its_token_from_askgate_agent_token_and_no_other_variable
         assert_eq!(headers["authorization"], format!("Bearer {AGENT}"));
     }
     assert_eq!(seen.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hook_blocks_when_its_answer_cannot_be_written() {
+    let service = FakeService::answering(StatusCode::OK, "{}").await;
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"))
+        .args(["hook", "claude-code", "--server", &service.url])
+        .env("ASKGATE_AGENT_TOKEN", AGENT)
+        .stdin(Stdio::null())
+        .stdout(crate::cli::closed_pipe())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+        .wait_with_output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot write the answer"), "{stderr}");
+    assert_eq!(service.requests(), 1);
 }
