@@ -5,7 +5,8 @@
 //! [`crate::authz::baseline::HOOK_SHARED_FILES`]) and Cedar's deny or ask is answered as the
 //! hook's `deny` or `ask`; an allow is no opinion. Nothing is executed and nothing is sent
 //! upstream. Every answer is a 2xx the client reads — an HTTP hook fails open on errors, so a
-//! problem after authentication is answered as a deny that names it.
+//! problem after authentication is answered as a deny that names it; so is an id in the input
+//! that is too long or not printable ([`check_input`]), which is never logged.
 
 pub mod wire;
 
