@@ -152,8 +152,11 @@ pub async fn fed(command: &mut tokio::process::Command, input: &[u8]) -> Output 
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input).await.unwrap();
-    drop(stdin);
+    // A command that exits before reading (a refused flag, a missing binary) closes its stdin.
+    match stdin.write_all(input).await {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => panic!("{error}"),
+        _ => drop(stdin),
+    }
     child.wait_with_output().await.unwrap()
 }
 
