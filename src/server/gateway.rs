@@ -187,12 +187,12 @@ impl AppState {
     ) -> (CallFacts, Option<LocalFileStat>) {
         let inner = self.inner();
         let (environment, now) = (&inner.environment, inner.clock.now());
-        let local = observe::projects_local(&inner.account, &inner.scopes);
+        let local = observe::projects_local(&inner.account, call, &inner.scopes).await;
         let local_facts = facts::projects::gather(call, session, environment, local.as_ref(), now);
         if self.gated(&local_facts) {
             return (local_facts, None);
         }
-        let observed = observe::projects(&inner.account, call, &inner.scopes).await;
+        let observed = observe::projects(&inner.account, call, local).await;
         let facts = facts::projects::gather(call, session, environment, observed.as_ref(), now);
         (facts, observed.and_then(|observed| observed.local_file))
     }
