@@ -22,6 +22,7 @@ mod mcp;
 pub mod mcp_client;
 mod plans;
 mod projects;
+mod recard;
 mod session_route;
 mod state;
 mod transport;
