@@ -9,6 +9,7 @@ mod approval_log;
 mod approval_work;
 mod approvals;
 mod approvals_cli;
+mod cards;
 mod consent_grants;
 mod console;
 mod console_browser;

@@ -16,6 +16,7 @@ const ADDED: &[(&[&str], Fill)] = &[
     (&["session", "bypass"], session_bypass),
     (&["session", "may_record"], session_may_record),
     (&["projects", "detail_known"], projects_detail_known),
+    (&["design", "plan_registrable"], design_plan_registrable),
 ];
 
 fn text<'a>(object: Option<&'a Value>, key: &str) -> &'a str {
@@ -60,6 +61,12 @@ fn session_may_record(context: &Map<String, Value>) -> Value {
 fn projects_detail_known(context: &Map<String, Value>) -> Value {
     let projects = context.get("projects");
     Value::Bool(flag(projects, "knowledge_known") || text(projects, "target_kind") != "unknown")
+}
+
+/// `design.plan_registrable`: before the fact existed every finalize_plan ask was a plan ask,
+/// as if its plan could be registered; no other operation has a plan.
+fn design_plan_registrable(context: &Map<String, Value>) -> Value {
+    Value::Bool(text(context.get("design"), "operation") == "finalize_plan")
 }
 
 /// Fills every fact of [`ADDED`] the context lacks (none of a present one is touched).
