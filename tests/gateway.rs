@@ -21,6 +21,7 @@ pub(crate) mod hook_log;
 mod local_path;
 mod mcp;
 pub mod mcp_client;
+mod nulls;
 mod plans;
 mod projects;
 mod recard;
