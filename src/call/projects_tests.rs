@@ -280,15 +280,10 @@ fn projects_call_serializes() {
 #[test]
 fn i18_null_is_an_input_error_for_every_projects_field() {
     for method in ProjectsMethod::ALL {
-        for key in [
-            "path",
-            "content",
-            "local_path",
-            "present_to_user",
-            "query",
-            "n",
-            "force",
-        ] {
+        for &key in projects::INPUT_KEYS.iter().chain([&projects::LEGACY_FORCE]) {
+            if key == "method" {
+                continue;
+            }
             let input = json!({"method": method.as_str(), "path": "a.md", "content": "x",
                                "query": "q", key: null});
             assert_eq!(field_of(input), key, "{} {key}", method.as_str());
