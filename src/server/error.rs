@@ -28,6 +28,9 @@ pub enum ApiError {
     /// A reserved (health-only) connection asked for anything but `/healthz`.
     #[error("too many connections: only /healthz is answered until some close")]
     Busy,
+    /// The health listener (`health_listen`) was asked for anything but `/healthz`.
+    #[error("this address answers only /healthz")]
+    HealthOnly,
     #[error("no approval `{0}`")]
     UnknownApproval(String),
     #[error("approval `{id}` is already {status}")]
@@ -53,7 +56,7 @@ impl ApiError {
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
-            Self::UnknownApproval(_) => StatusCode::NOT_FOUND,
+            Self::UnknownApproval(_) | Self::HealthOnly => StatusCode::NOT_FOUND,
             Self::ApprovalClosed { .. } => StatusCode::CONFLICT,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::TooManyApprovals(_) => StatusCode::TOO_MANY_REQUESTS,
