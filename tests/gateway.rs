@@ -11,6 +11,7 @@ mod approvals;
 mod approvals_cli;
 mod consent_grants;
 mod console;
+mod console_boundaries;
 mod console_browser;
 mod explain;
 mod hardening;

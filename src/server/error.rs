@@ -31,6 +31,9 @@ pub enum ApiError {
     /// The health listener (`health_listen`) was asked for anything but `/healthz`.
     #[error("this address answers only /healthz")]
     HealthOnly,
+    /// An approver's note that cannot be logged as written; its field is `note`.
+    #[error("{0}")]
+    BadNote(String),
     #[error("no approval `{0}`")]
     UnknownApproval(String),
     #[error("approval `{id}` is already {status}")]
@@ -52,7 +55,8 @@ impl ApiError {
             Self::BadCall(_)
             | Self::BadBody(_)
             | Self::DuplicateKey { .. }
-            | Self::BadQuery { .. } => StatusCode::BAD_REQUEST,
+            | Self::BadQuery { .. }
+            | Self::BadNote(_) => StatusCode::BAD_REQUEST,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
@@ -69,6 +73,7 @@ impl ApiError {
             Self::BadBody(_) | Self::TooLarge(_) | Self::BodyTimeout(_) => Some("body".to_string()),
             Self::DuplicateKey { path, .. } => Some(path.clone()),
             Self::BadQuery { name, .. } => Some(format!("query.{name}")),
+            Self::BadNote(_) => Some("note".to_string()),
             _ => None,
         }
     }
