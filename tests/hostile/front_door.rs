@@ -63,6 +63,19 @@ pub(super) async fn fill_pool(target: SocketAddr, from: IpAddr, most: usize) -> 
     held
 }
 
+/// A pool of 8 that one peer may fill, with `reserved` reserved connections, a 30 s head
+/// deadline and `busy_ms` near the cap.
+pub(super) fn eight_connections(reserved: usize, busy_ms: u64) -> RawHttpLimits {
+    RawHttpLimits {
+        max_connections: Some(8),
+        reserved_connections: Some(reserved),
+        max_connections_per_peer: Some(8),
+        header_read_timeout_ms: Some(30_000),
+        busy_header_read_timeout_ms: Some(busy_ms),
+        ..RawHttpLimits::default()
+    }
+}
+
 /// A client on `from` that opens a new connection for every call.
 pub(super) fn client_from(from: IpAddr) -> reqwest::Client {
     reqwest::Client::builder()
@@ -321,15 +334,7 @@ async fn slow_request(target: SocketAddr, from: IpAddr, after: Duration) -> Stri
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn n6_near_the_cap_a_waiting_head_gets_the_short_deadline_and_a_request_does_not() {
-    let gateway = gateway_with(RawHttpLimits {
-        max_connections: Some(8),
-        reserved_connections: Some(1),
-        max_connections_per_peer: Some(8),
-        header_read_timeout_ms: Some(30_000),
-        busy_header_read_timeout_ms: Some(300),
-        ..RawHttpLimits::default()
-    })
-    .await;
+    let gateway = gateway_with(eight_connections(1, 300)).await;
     let target: SocketAddr = address(&gateway).parse().unwrap();
     // 5 stalled heads of 8: not near the cap (3/4), so they keep their 30 s.
     let mut stalled = Vec::new();
@@ -364,15 +369,7 @@ async fn n6_near_the_cap_a_waiting_head_gets_the_short_deadline_and_a_request_do
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn n6_the_reserve_is_kept_for_peers_that_sent_a_complete_head() {
-    let gateway = gateway_with(RawHttpLimits {
-        max_connections: Some(8),
-        reserved_connections: Some(4),
-        max_connections_per_peer: Some(8),
-        header_read_timeout_ms: Some(30_000),
-        busy_header_read_timeout_ms: Some(30_000),
-        ..RawHttpLimits::default()
-    })
-    .await;
+    let gateway = gateway_with(eight_connections(4, 30_000)).await;
     let target: SocketAddr = address(&gateway).parse().unwrap();
     let url = format!("{}/healthz", gateway.url);
     let within = Duration::from_secs(2);

@@ -10,7 +10,9 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::front_door::{client_from, healthz_status, partial_head, ATTACKER, CLIENT};
+use super::front_door::{
+    client_from, eight_connections, healthz_status, partial_head, ATTACKER, CLIENT,
+};
 use crate::gateway::harness::{main_session, Gateway, AGENT};
 
 pub(super) async fn gateway_with(limits: RawHttpLimits) -> Gateway {
@@ -101,15 +103,7 @@ async fn c10_stalled_body_is_closed_after_its_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f4_slowloris_past_the_cap_leaves_healthz_answering() {
-    let gateway = gateway_with(RawHttpLimits {
-        max_connections: Some(8),
-        reserved_connections: Some(4),
-        max_connections_per_peer: Some(8),
-        header_read_timeout_ms: Some(30_000),
-        busy_header_read_timeout_ms: Some(30_000),
-        ..RawHttpLimits::default()
-    })
-    .await;
+    let gateway = gateway_with(eight_connections(4, 30_000)).await;
     // The health checker has been answered before: the reserve is kept for such peers (N6).
     let checker = client_from(CLIENT);
     let url = format!("{}/healthz", gateway.url);
