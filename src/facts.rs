@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 pub use entity::EntityRef;
 pub use environment::Environment;
 pub use observations::{DesignObservations, Observations, ProjectsObservations, ServerGrants};
-pub use session::{AgentKind, Mode, Session};
+pub use session::{AgentKind, Attestation, Mode, Session};
 
 use crate::authz::context::CallContext;
 use crate::identity::ProjectIdentity;

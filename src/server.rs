@@ -14,6 +14,7 @@
 pub mod account;
 pub mod approvals;
 pub mod approving;
+pub mod attest;
 pub mod body;
 pub mod boot;
 pub mod caller;

@@ -1,6 +1,7 @@
 //! The real Claude Code client against askgate: the fake Messages API scripts the model, the
 //! client runs headless, askgate and its sandbox run on loopback.
 
+mod attest;
 mod client;
 mod hook;
 mod mcp;

@@ -98,6 +98,7 @@ fn session() -> impl Strategy<Value = Session> {
                 interactive,
                 permission_hook,
                 bypass_available,
+                ..Session::default()
             },
         )
 }

@@ -9,6 +9,7 @@ mod approval_log;
 mod approval_work;
 mod approvals;
 mod approvals_cli;
+mod attest;
 mod boundaries;
 mod cards;
 mod consent_grants;

@@ -26,6 +26,15 @@ pub struct SessionContext {
     pub bypass: bool,
     #[serde(default)]
     pub may_record: bool,
+    /// `none` | `attested` | `unattested` (`facts::session::Attestation`).
+    #[serde(default = "no_attestation")]
+    pub attestation: String,
+    #[serde(default)]
+    pub attestation_required: bool,
+}
+
+fn no_attestation() -> String {
+    "none".to_string()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -161,7 +170,7 @@ pub struct TargetContext {
 }
 
 impl_fact!(SessionContext; agent, agent_id, mode, interactive, permission_hook, bypass_available,
-    bypass, may_record);
+    bypass, may_record, attestation, attestation_required);
 impl_fact!(EnvironmentContext; provider, essential_traffic_only, design_sync, projects_tool,
     compliance_taints, feature_flags);
 impl_fact!(TargetsContext; verdict, set, paths, count, fits_batch_display);

@@ -18,6 +18,8 @@ fn session(agent: &str, mode: &str) -> SessionContext {
         bypass_available: false,
         bypass: false,
         may_record: true,
+        attestation: "none".to_string(),
+        attestation_required: false,
     }
 }
 

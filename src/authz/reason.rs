@@ -97,6 +97,8 @@ mod tests {
             bypass_available: false,
             bypass: false,
             may_record: true,
+            attestation: "none".to_string(),
+            attestation_required: false,
         };
         assert_eq!(
             fill("{agent} in {mode} mode ({interactive})", &session),

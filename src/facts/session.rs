@@ -55,6 +55,33 @@ pub struct Session {
     pub interactive: bool,
     pub permission_hook: bool,
     pub bypass_available: bool,
+    /// Where these facts come from on an MCP call (`server::attest`); `none` elsewhere.
+    pub attestation: Attestation,
+    /// `mcp.require_attestation`: an MCP call needs a hook attestation (set on MCP calls only).
+    pub attestation_required: bool,
+}
+
+/// Whether a call's session facts were attested by the client's `PreToolUse` hook (issue 19
+/// §3). The HTTP API and the hook state their facts themselves (`none`); an MCP call is
+/// `attested` when it took a matching attestation, else `unattested` (the caller's configured
+/// facts apply).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Attestation {
+    #[default]
+    None,
+    Attested,
+    Unattested,
+}
+
+impl Attestation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Attested => "attested",
+            Self::Unattested => "unattested",
+        }
+    }
 }
 
 impl Default for Session {
@@ -66,6 +93,8 @@ impl Default for Session {
             interactive: true,
             permission_hook: false,
             bypass_available: false,
+            attestation: Attestation::None,
+            attestation_required: false,
         }
     }
 }
@@ -105,6 +134,8 @@ impl Session {
             bypass_available: self.bypass_available,
             bypass: self.bypass(),
             may_record: self.may_record(),
+            attestation: self.attestation.as_str().to_string(),
+            attestation_required: self.attestation_required,
         }
     }
 }

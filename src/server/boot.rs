@@ -206,6 +206,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         journal: journal(config)?,
         mcp: config.mcp.clone(),
         metrics_token: config.metrics_token.clone(),
+        attestations: Default::default(),
     };
     let state = AppState(Arc::new(inner));
     super::approving::spawn_sweeper(&state);

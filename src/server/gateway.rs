@@ -46,6 +46,8 @@ pub struct Inner {
     pub journal: super::journal::Journal,
     /// The MCP front door's settings (`server::mcp`).
     pub mcp: super::mcp::McpSettings,
+    /// Hook attestations of MCP calls waiting for their `tools/call` (`server::attest`).
+    pub attestations: super::attest::Attestations,
     /// The bearer token `GET /metrics` requires, if one is configured.
     pub metrics_token: Option<String>,
 }

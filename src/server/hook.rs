@@ -6,7 +6,9 @@
 //! hook's `deny` or `ask`; an allow is no opinion. Nothing is executed and nothing is sent
 //! upstream. Every answer is a 2xx the client reads — an HTTP hook fails open on errors, so a
 //! problem after authentication is answered as a deny that names it; so is an id in the input
-//! that is too long or not printable ([`check_input`]), which is never logged.
+//! that is too long or not printable ([`check_input`]), which is never logged. The hook of
+//! askgate's own MCP tools (`mcp__<server>__ClaudeDesign|Projects`) decides nothing: its facts
+//! are kept as the attestation of the `tools/call` that follows (`server::attest`).
 
 pub mod wire;
 
@@ -17,6 +19,7 @@ use axum::Json;
 use time::OffsetDateTime;
 
 use super::approvals::ApprovedCall;
+use super::attest::Attestation;
 use super::body::RequestBody;
 use super::caller::Role;
 use super::error::ApiError;
@@ -80,10 +83,13 @@ impl AppState {
                 input.hook_event_name
             ));
         }
+        let now = self.inner().clock.now();
+        if is_askgate_mcp_tool(&input.tool_name) {
+            return self.attest(principal, input, now);
+        }
         if !matches!(input.tool_name.as_str(), "ClaudeDesign" | "Projects") {
             return HookOutput::no_opinion();
         }
-        let now = self.inner().clock.now();
         let environment = hook_environment(&self.inner().environment, project);
         let prepared = match prepare(input, principal, &environment, now) {
             Ok(prepared) => prepared,
@@ -101,9 +107,46 @@ impl AppState {
         answer(&prepared.decision_id, &decision)
     }
 
+    /// The hook of one of askgate's own MCP tools: its facts are kept as the attestation of
+    /// the `tools/call` that follows (`server::attest`), and the hook has no opinion — the MCP
+    /// call is decided, with these facts, when it arrives.
+    fn attest(&self, principal: &str, input: &HookInput, now: OffsetDateTime) -> HookOutput {
+        let session = match session(input) {
+            Ok(session) => session,
+            Err(problem) => return HookOutput::deny(&format!("askgate: {problem}")),
+        };
+        let attestation = Attestation {
+            session_id: input.session_id.clone(),
+            mode: session.mode,
+            agent_id: session.agent_id,
+            received_at: now,
+        };
+        let kept = self
+            .inner()
+            .attestations
+            .attest(principal, &input.tool_use_id, attestation);
+        if let Err(full) = kept {
+            tracing::warn!(%full, "a hook attestation was not kept: the call goes unattested");
+        }
+        HookOutput::no_opinion()
+    }
+
     fn hook_decide(&self, prepared: &Prepared) -> Decision {
         let snapshot = self.inner().hook_snapshot.load();
         self.decide_on(prepared, &snapshot)
+    }
+}
+
+/// `mcp__<server>__ClaudeDesign` or `mcp__<server>__Projects`: askgate's MCP tools as the
+/// client names them (the server name is the client's; any name is accepted, since an
+/// attestation is only ever taken by a `tools/call` that reached askgate).
+fn is_askgate_mcp_tool(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("mcp__") else {
+        return false;
+    };
+    match rest.rsplit_once("__") {
+        Some((server, tool)) => !server.is_empty() && matches!(tool, "ClaudeDesign" | "Projects"),
+        None => false,
     }
 }
 
@@ -161,6 +204,7 @@ fn session(input: &HookInput) -> Result<Session, String> {
         interactive: true,
         permission_hook: false,
         bypass_available: false,
+        ..Session::default()
     })
 }
 

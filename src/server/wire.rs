@@ -42,7 +42,7 @@ pub struct SessionBody {
 
 /// The session-id prefixes askgate gives its own sessions (MCP): an HTTP caller may not name
 /// a session so, which would share an MCP session's plans (N2).
-pub const RESERVED_SESSION_PREFIXES: [&str; 2] = ["mcp:", "mcp-principal:"];
+pub const RESERVED_SESSION_PREFIXES: [&str; 3] = ["mcp:", "mcp-principal:", "mcp-attested:"];
 
 impl SessionBody {
     /// The checks an HTTP caller's session ids pass: printable and bounded
@@ -72,6 +72,7 @@ impl SessionBody {
             interactive: self.interactive,
             permission_hook: self.permission_hook,
             bypass_available: self.bypass_available,
+            ..Session::default()
         }
     }
 }

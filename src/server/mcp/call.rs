@@ -3,7 +3,9 @@
 //! (decide, decision log, metrics, executor or a pending approval) — with the outcome turned
 //! into a tool result. An ask holds the call ([`super::hold`]); a 2026-07-28 client that takes
 //! URL elicitation is first told where to approve (`input_required`, [`super::link`]) and its
-//! retry is the call that is held.
+//! retry is the call that is held. A call whose `_meta["claudecode/toolUseId"]` matches its
+//! caller's hook attestation is decided with the attested session facts
+//! ([`McpSession::attest`]).
 
 use std::sync::Arc;
 
@@ -36,7 +38,7 @@ impl Front<'_> {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let public_url = self.state.inner().mcp.public_url.as_deref();
-        let Some(session) = McpSession::of(context, public_url) else {
+        let Some(mut session) = McpSession::of(context, public_url) else {
             // INVARIANT: the auth layer puts the caller on every `/mcp` request.
             return outcome::error("askgate: this request carries no authenticated caller").into();
         };
@@ -54,6 +56,13 @@ impl Front<'_> {
                 .await
                 .into();
         }
+        let tool_use_id = tool_use_id(&context.meta);
+        let inner = self.state.inner();
+        let attestation = tool_use_id.as_deref().and_then(|id| {
+            let now = inner.clock.now();
+            inner.attestations.take(&session.caller.principal, id, now)
+        });
+        session.attest(attestation, inner.mcp.require_attestation);
         let input = Value::Object(request.arguments.unwrap_or_default());
         let prepared = self
             .state
@@ -63,7 +72,7 @@ impl Front<'_> {
             Ok(prepared) => prepared,
             Err(error) => return outcome::refused_input(&error).into(),
         };
-        prepared.tool_use_id = tool_use_id(&context.meta);
+        prepared.tool_use_id = tool_use_id;
         prepared.waits_for = Some(self.state.inner().mcp.approval_wait);
         let decision_id = prepared.decision_id.clone();
         match self.state.handle(&session.caller, prepared).await {
@@ -234,8 +243,9 @@ const TOOL_USE_ID: &str = "claudecode/toolUseId";
 /// The longest tool-use id logged, in bytes (Claude Code's are `toolu_` and 24 characters).
 const TOOL_USE_ID_BYTES: usize = 128;
 
-/// The client's id for this call, for the decision log only: it decides nothing. One that is
-/// not a short printable string is not logged (the call goes on; the log stays clean).
+/// The client's id for this call: logged with the decision, and the key of the hook's
+/// attestation of it (`server::attest`), which only the same principal's hook can have filed.
+/// One that is not a short printable string is not logged and matches no attestation.
 fn tool_use_id(meta: &RequestMetaObject) -> Option<String> {
     meta.get(TOOL_USE_ID)
         .and_then(Value::as_str)

@@ -5,14 +5,17 @@
 //! session that this principal opened (the auth layer refuses any other, N3); a 2026-07-28
 //! request has no protocol session and is never filed under a header's id: its plans are the
 //! principal's. Nothing here comes from the tool arguments or `_meta`, which the model or the
-//! client could shape (`_meta` only tells which revision rmcp served the request under).
+//! client could shape (`_meta` tells which revision rmcp served the request under, and its
+//! `claudecode/toolUseId` only names which of this principal's hook attestations to take:
+//! the attested facts come from the hook, [`McpSession::attest`]).
 
 use axum::http::request::Parts;
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
 use super::auth::{McpCaller, SESSION_HEADER};
-use crate::facts::Session;
+use crate::facts::{self, Session};
+use crate::server::attest::Attestation;
 use crate::server::caller::Caller;
 use crate::state::SessionKey;
 
@@ -43,6 +46,7 @@ impl McpSession {
             interactive: defaults.interactive,
             permission_hook: defaults.permission_hook,
             bypass_available: false,
+            ..Session::default()
         };
         let base_url = public_url.map_or_else(|| request_base(parts), str::to_string);
         Some(Self {
@@ -68,6 +72,29 @@ fn session_id(parts: &Parts, caller: &Caller, stateless: bool) -> String {
         _ => format!("mcp-principal:{}", caller.principal),
     }
 }
+
+impl McpSession {
+    /// Decides the call with what the client's hook attested, if it did: the attested agent,
+    /// permission mode and session (plans are kept per real client session, under an id in
+    /// askgate's own namespace, `mcp-attested:`); otherwise the configured facts stand and the
+    /// call is `unattested`. `required` is `mcp.require_attestation`, which the policies read.
+    pub fn attest(&mut self, attestation: Option<Attestation>, required: bool) {
+        self.facts.attestation_required = required;
+        match attestation {
+            Some(attestation) => {
+                self.key = SessionKey::new(
+                    self.caller.principal.clone(),
+                    format!("{ATTESTED_PREFIX}{}", attestation.session_id),
+                );
+                self.facts = attestation.facts(&self.facts);
+            }
+            None => self.facts.attestation = facts::Attestation::Unattested,
+        }
+    }
+}
+
+/// The session-id namespace of attested client sessions (reserved for the HTTP API too).
+pub const ATTESTED_PREFIX: &str = "mcp-attested:";
 
 fn request_base(parts: &Parts) -> String {
     let host = parts

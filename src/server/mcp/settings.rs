@@ -32,6 +32,9 @@ pub struct RawMcp {
     /// The service's URL as approvers reach it, for the approval links sent to clients
     /// (default: `http://` and the request's `Host`).
     pub public_url: Option<String>,
+    /// Deny every `tools/call` without a matching hook attestation (default false; see
+    /// `server::attest`).
+    pub require_attestation: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +49,9 @@ pub struct McpSettings {
     pub max_held: usize,
     pub max_held_per_caller: usize,
     pub public_url: Option<String>,
+    /// `mcp.require_attestation`: an MCP call needs a hook attestation (a session fact the
+    /// policies read: `gates.mcp-attestation-required`).
+    pub require_attestation: bool,
     /// `http.max_body_bytes`, which `/mcp` bodies obey too (set by the configuration).
     pub max_body_bytes: usize,
 }
@@ -62,6 +68,7 @@ impl Default for McpSettings {
             max_held: 64,
             max_held_per_caller: 16,
             public_url: None,
+            require_attestation: false,
             max_body_bytes: crate::server::config::DEFAULT_MAX_BODY_BYTES,
         }
     }
@@ -153,6 +160,7 @@ impl McpSettings {
             max_held,
             max_held_per_caller,
             public_url,
+            require_attestation: raw.require_attestation.unwrap_or(false),
             max_body_bytes: defaults.max_body_bytes,
         })
     }
