@@ -75,4 +75,8 @@ pub fn router(state: AppState) -> Router<AppState> {
             gate,
             auth::require_agent,
         ))
+        .route(
+            auth::REGISTER_PATH,
+            axum::routing::post(auth::no_registration),
+        )
 }

@@ -59,6 +59,32 @@ async fn mcp_without_a_known_token_is_401_with_a_bearer_challenge() {
     }
 }
 
+/// Claude Code answers a 401 by trying OAuth and prints the registration endpoint's answer
+/// (`claude mcp list`: "Dynamic Client Registration rejected (HTTP 404):" and nothing else,
+/// before): askgate's answer names the fix (issue 19 §5).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_trying_oauth_registration_is_told_to_send_an_agent_token() {
+    let gateway = Gateway::start().await;
+    let reply = gateway
+        .post(
+            "/register",
+            None,
+            Some(json!({"client_name": "claude-code"})),
+        )
+        .await;
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    assert_eq!(reply.body["error"], "invalid_client_metadata");
+    let description = reply.body["error_description"].as_str().unwrap_or("");
+    assert!(
+        description.contains("needs an agent token"),
+        "{description}"
+    );
+    assert!(
+        description.contains("Authorization: Bearer"),
+        "{description}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_refuses_an_approver_token() {
     let gateway = Gateway::start().await;

@@ -3,7 +3,8 @@
 //! request naming an MCP session is served only for the principal that opened it (anyone else
 //! gets 404, as for an unknown session: N3), a new session is admitted under the session
 //! quotas (per principal and in total) or closed at once with 503, and the authenticated
-//! caller travels to the MCP handler in the request's extensions. A stateless 2026-07-28
+//! caller travels to the MCP handler in the request's extensions. A client that answers the
+//! 401 by trying OAuth registration is told to send an agent token ([`no_registration`]). A stateless 2026-07-28
 //! request opens no session, so it is never refused for a full session table.
 
 use std::collections::HashSet;
@@ -105,6 +106,25 @@ impl Gate {
         }
     }
 }
+
+/// Where an OAuth client registers itself when the server publishes no metadata: Claude Code
+/// falls back to it after a 401 and prints its answer (`claude mcp list`).
+pub const REGISTER_PATH: &str = "/register";
+
+/// askgate has no OAuth: a client that tries to register is told, in the words the client
+/// shows its user, to send an agent token instead (RFC 7591's error shape).
+pub async fn no_registration() -> Response {
+    let body = json!({
+        "error": "invalid_client_metadata",
+        "error_description": NO_OAUTH,
+    });
+    (StatusCode::BAD_REQUEST, Json(body)).into_response()
+}
+
+/// What a client that tried OAuth is told.
+pub const NO_OAUTH: &str = "askgate needs an agent token, not OAuth: give the MCP server the \
+    header `Authorization: Bearer <agent token>` (`claude mcp add --transport http --header \
+    \"Authorization: Bearer $TOKEN\" askgate URL`)";
 
 /// 404 for a session the caller did not open, worded as rmcp words an unknown one.
 fn not_found() -> Response {
