@@ -6,6 +6,7 @@
 //! - [`paths`]: path normalization, per-target facts, enumeration, display budgets.
 //! - [`identity`]: sanitizing a project's server-verified identity for the grant card.
 //! - [`state`]: the session stores (consent, plans, grants) with one method per event.
+//! - [`store`]: where shared state lives: in this process, or PostgreSQL for a fleet.
 //! - [`facts`]: everything known about one call, gathered into a Cedar request context.
 //! - [`authz`]: policy snapshots and the pure, synchronous allow / ask / deny decision.
 //! - [`audit`]: the decision log, its reader, replay and queries.
@@ -30,3 +31,4 @@ pub mod sandbox;
 pub mod scenario;
 pub mod server;
 pub mod state;
+pub mod store;

@@ -10,10 +10,12 @@
 //! | `sessions` | plans per session, the session bound, idle eviction      | §3         |
 //! | `grants`   | verified, ineligible and recard-flagged projects         | §5.1, §5.6 |
 //! | `followups`| the state events an outcome or an approval implies       | §3–§5, §8  |
+//! | `events`   | those events as data, applied by the methods below       | SPEC §12   |
 //!
 //! Every store is `Send + Sync` and used through `&self`; methods are named for what happened.
 
 pub mod consent;
+pub mod events;
 pub mod followups;
 pub mod grants;
 pub mod plans;
@@ -21,7 +23,8 @@ pub mod session_key;
 pub mod sessions;
 
 pub use consent::{ConsentCache, ConsentState, FetchTicket};
-pub use grants::GrantStore;
+pub use events::{AccountEvent, PlanRegistration, PlansDropped};
+pub use grants::{GrantBook, GrantStore};
 pub use plans::{ApprovedPlan, PlanApproval, PlanRefusal, PlanStore};
 pub use session_key::SessionKey;
 pub use sessions::SessionPlans;
@@ -57,7 +60,39 @@ impl DesignStores<'_> {
     }
 }
 
+/// The account-wide part of [`DesignState`] (consent and grants; plans are per session and
+/// kept apart), as a store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccountBook {
+    pub consent: ConsentState,
+    pub consent_generation: u64,
+    pub grants: GrantBook,
+}
+
+impl Default for AccountBook {
+    fn default() -> Self {
+        DesignState::default().account_book()
+    }
+}
+
 impl DesignState {
+    /// Consent and grants as data.
+    pub fn account_book(&self) -> AccountBook {
+        let (consent, consent_generation) = self.consent.snapshot();
+        AccountBook {
+            consent,
+            consent_generation,
+            grants: self.grants.book(),
+        }
+    }
+
+    /// Consent and grants replaced by `book`; plans are untouched.
+    pub fn account_restored(&self, book: &AccountBook) {
+        self.consent.restore(book.consent, book.consent_generation);
+        self.grants.restore(&book.grants);
+    }
+
     /// The stores as a decision of `session` sees them.
     pub fn stores<'a>(&'a self, session: &'a SessionKey) -> DesignStores<'a> {
         DesignStores {

@@ -9,7 +9,7 @@ use arc_swap::ArcSwap;
 use futures_util::future::BoxFuture;
 
 use super::account::Account;
-use super::approvals::ApprovalStore;
+use super::approvals::Approvals;
 use super::clock::{Clock, SystemClock};
 use super::config::{Config, Upstream};
 use super::gateway::{AppState, Inner};
@@ -190,7 +190,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         scopes: credentials.scopes.clone(),
         clock,
         account: Account::new(design, projects),
-        approvals: ApprovalStore::new(config.approvals),
+        approvals: Approvals::in_memory(config.approvals),
         console: Default::default(),
         notifier: super::notify::Notifier::start(config.notify.clone()),
         log_dir: config.log_dir.clone(),

@@ -9,6 +9,18 @@ use dashmap::{DashMap, DashSet};
 
 use crate::paths::project_key;
 
+/// Everything a [`GrantStore`] holds, as a store keeps it (sorted, so equal books compare
+/// and serialize equal).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrantBook {
+    pub verified: Vec<String>,
+    pub ineligible: Vec<String>,
+    pub recard: Vec<String>,
+    pub recard_all_epoch: u64,
+    pub reapproved: Vec<(String, u64)>,
+}
+
 /// Grant state; every method takes `&self` and is safe from many threads.
 ///
 /// Reads are lock-free. Changes hold `changes`, so a change touching two sets (verify and clear
@@ -130,6 +142,47 @@ impl GrantStore {
     /// Project keys flagged one by one for recard, sorted (recard-all is reported separately).
     pub fn recard_projects(&self) -> Vec<String> {
         sorted(self.recard.iter().map(|key| key.clone()))
+    }
+
+    /// The whole store as data.
+    pub fn book(&self) -> GrantBook {
+        let _changes = self.changes_locked();
+        let mut reapproved: Vec<(String, u64)> = self
+            .reapproved
+            .iter()
+            .map(|entry| (entry.key().clone(), *entry.value()))
+            .collect();
+        reapproved.sort();
+        GrantBook {
+            verified: self.verified_projects(),
+            ineligible: self.ineligible_keys(),
+            recard: self.recard_projects(),
+            recard_all_epoch: self.recard_all_epoch.load(Ordering::SeqCst),
+            reapproved,
+        }
+    }
+
+    /// Replaces everything with `book` in one change (a replica catching up with its store).
+    pub fn restore(&self, book: &GrantBook) {
+        let _changes = self.changes_locked();
+        self.verified.clear();
+        self.ineligible.clear();
+        self.recard.clear();
+        self.reapproved.clear();
+        for (set, items) in [
+            (&self.verified, &book.verified),
+            (&self.ineligible, &book.ineligible),
+            (&self.recard, &book.recard),
+        ] {
+            for item in items {
+                set.insert(item.clone());
+            }
+        }
+        for (key, epoch) in &book.reapproved {
+            self.reapproved.insert(key.clone(), *epoch);
+        }
+        self.recard_all_epoch
+            .store(book.recard_all_epoch, Ordering::SeqCst);
     }
 
     /// Callers hold `changes`.

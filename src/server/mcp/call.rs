@@ -45,7 +45,7 @@ pub async fn call(
     };
     prepared.tool_use_id = tool_use_id(&context.meta);
     let decision_id = prepared.decision_id.clone();
-    match state.handle(&session.caller, prepared).await {
+    match state.handle_held_open(&session.caller, prepared).await {
         Err(error) => outcome::error(&format!(
             "askgate refused this call: {error} (decision {decision_id})"
         )),
@@ -91,7 +91,7 @@ async fn not_held(
         Ok(view) => view.status,
         Err(_) => {
             let now = state.inner().clock.now();
-            let view = state.inner().approvals.view(&approval.id, now);
+            let view = state.inner().approvals.view(&approval.id, now).await;
             view.map_or(approval.status, |view| view.status)
         }
     };
