@@ -9,6 +9,7 @@
 //! PostgreSQL implementations, their migrations, listener and lease).
 
 pub mod account;
+pub mod postgres;
 
 pub use account::{AccountStore, MemoryAccount};
 

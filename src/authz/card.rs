@@ -2,7 +2,7 @@
 //! consent (this account until revoked), grant (any ordinary file of this project until
 //! revoked), plan (exactly these paths for up to 15 minutes), batch (this call only).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ApprovalKind;
 use crate::facts::{CallFacts, CallSummary};
@@ -14,7 +14,7 @@ pub const CONSENT_PROMPT: &str = "Connect to Claude Design? Claude can read and 
 pub const PLAN_SCOPE_NOTE: &str = "Approving lets writes and deletes to exactly these paths run without another prompt for up to 15 minutes; anything else still asks.";
 pub const PLAN_TTL_SECONDS: u32 = 900;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Approval {
     Consent {

@@ -69,7 +69,7 @@ pub struct Sweep {
 
 /// How long past the run deadline the sweeper waits before failing a run that never reported
 /// back (the work's own deadline normally ends it first).
-const OVERDUE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const OVERDUE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Debug)]
 pub struct ApprovalStore {
@@ -437,7 +437,7 @@ fn take_pending(book: &mut Book, id: &str, status: ApprovalStatus) -> Result<Cla
 }
 
 /// The status a late answer is told; a withdrawal also says what withdrew it.
-fn closed_status(status: ApprovalStatus, view: &ApprovalView) -> String {
+pub(crate) fn closed_status(status: ApprovalStatus, view: &ApprovalView) -> String {
     match view.withdrawn_because() {
         Some(why) => format!("{} ({why})", status.as_str()),
         None => status.as_str().to_string(),

@@ -34,6 +34,9 @@ pub enum BootError {
     Client(String),
     #[error("could not open the decision log: {0}")]
     Log(String),
+    /// The shared store could not be opened (named without its password).
+    #[error("could not join the fleet: {0}")]
+    Store(String),
 }
 
 fn journal(config: &Config) -> Result<super::journal::Journal, BootError> {
@@ -182,6 +185,25 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         )
     });
     environment.session_token = environment.session_token || credentials.session_token.is_some();
+    let (approvals, console, fleet) = match &config.store {
+        None => (
+            Approvals::in_memory(config.approvals),
+            super::console::session::ConsoleSessions::default(),
+            None,
+        ),
+        Some(url) => {
+            let options =
+                crate::store::postgres::FleetOptions::new(crate::store::postgres::replica_id());
+            let stores = crate::store::postgres::open(url, options, config.approvals)
+                .await
+                .map_err(|error| BootError::Store(error.to_string()))?;
+            (
+                Approvals::new(stores.approvals),
+                super::console::session::ConsoleSessions::new(stores.console),
+                Some(stores.fleet),
+            )
+        }
+    };
     let inner = Inner {
         snapshot: ArcSwap::from_pointee(snapshot),
         hook_snapshot: ArcSwap::from_pointee(hook_snapshot),
@@ -190,8 +212,9 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         scopes: credentials.scopes.clone(),
         clock,
         account: Account::new(design, projects),
-        approvals: Approvals::in_memory(config.approvals),
-        console: Default::default(),
+        approvals,
+        console,
+        fleet,
         notifier: super::notify::Notifier::start(config.notify.clone()),
         log_dir: config.log_dir.clone(),
         metrics: Metrics::default(),

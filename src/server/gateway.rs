@@ -48,6 +48,8 @@ pub struct Inner {
     pub mcp: super::mcp::McpSettings,
     /// The bearer token `GET /metrics` requires, if one is configured.
     pub metrics_token: Option<String>,
+    /// This replica's place in the fleet (`serve --store postgres://…`); `None` in memory.
+    pub fleet: Option<Arc<crate::store::postgres::Fleet>>,
 }
 
 /// The service's shared state; cheap to clone.

@@ -310,10 +310,15 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
         .as_ref()
         .map(|shadow| shadow.hash().to_string());
     let log = state.inner().journal.health(state.inner().clock.now());
+    let store = match &state.inner().fleet {
+        Some(fleet) => fleet.health(),
+        None => crate::store::account::memory_health(),
+    };
     let degraded = reload
         .as_ref()
         .is_some_and(|status| !status["last_error"].is_null())
-        || log.as_ref().is_some_and(LogHealth::is_failing);
+        || log.as_ref().is_some_and(LogHealth::is_failing)
+        || !store.ready;
     Json(json!({
         "status": if degraded { "degraded" } else { "ok" },
         "snapshot": snapshot.hash(),
@@ -321,6 +326,7 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
         "shadow": shadow,
         "reload": reload,
         "log": log,
+        "store": store,
     }))
 }
 
