@@ -8,3 +8,4 @@
 mod conformance;
 mod harness;
 mod replicas;
+mod shared;

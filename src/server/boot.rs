@@ -185,10 +185,11 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         )
     });
     environment.session_token = environment.session_token || credentials.session_token.is_some();
-    let (approvals, console, fleet) = match &config.store {
+    let (approvals, console, account, fleet) = match &config.store {
         None => (
             Approvals::in_memory(config.approvals),
             super::console::session::ConsoleSessions::default(),
+            Account::new(design, projects),
             None,
         ),
         Some(url) => {
@@ -200,6 +201,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
             (
                 Approvals::new(stores.approvals),
                 super::console::session::ConsoleSessions::new(stores.console),
+                Account::with_store(design, projects, stores.account),
                 Some(stores.fleet),
             )
         }
@@ -211,7 +213,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         environment,
         scopes: credentials.scopes.clone(),
         clock,
-        account: Account::new(design, projects),
+        account,
         approvals,
         console,
         fleet,

@@ -1,13 +1,16 @@
 //! store::postgres: the PostgreSQL store of a fleet (`serve --store postgres://…`).
-//! Approvals (with their held calls) and console sessions are rows; every change of an
+//! Approvals (with their held calls), console sessions and the account's tightening events
+//! are rows; every change of an
 //! approval is announced with `NOTIFY` (a wake-up carrying its id; the rows are the truth) and
 //! each replica follows them on one dedicated `LISTEN` connection, reading the rows again
 //! after every (re)connect and every [`approvals::POLL`] as the fallback.
 //!
 //! Map: `migrate` (embedded, versioned schema under an advisory lock), `fleet` (the pool, the
-//! lease, the listener, who waits for which approval), `approvals` (the approval books),
+//! lease, the listener, who waits for which approval), `account` (the account's view and its
+//! invalidations across replicas), `approvals` (the approval books),
 //! `console` (console sessions).
 
+mod account;
 mod approvals;
 mod console;
 mod fleet;
@@ -16,6 +19,7 @@ mod migrate;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use account::PgAccount;
 pub use approvals::PgApprovals;
 pub use console::PgConsole;
 pub use fleet::Fleet;
@@ -48,6 +52,7 @@ impl FleetOptions {
 /// The stores of one replica, sharing its connection pool and lease.
 pub struct PgStores {
     pub fleet: Arc<Fleet>,
+    pub account: Arc<PgAccount>,
     pub approvals: Arc<PgApprovals>,
     pub console: Arc<PgConsole>,
 }
@@ -78,12 +83,14 @@ pub async fn open(
 ) -> Result<PgStores, OpenError> {
     let fleet = Arc::new(Fleet::connect(url, options)?);
     migrate::migrated(&fleet).await?;
+    let account = PgAccount::joined(Arc::clone(&fleet)).await?;
     fleet::start(&fleet);
     fleet.first_beat().await;
     let approvals = Arc::new(PgApprovals::new(Arc::clone(&fleet), limits));
     let console = Arc::new(PgConsole::new(Arc::clone(&fleet)));
     Ok(PgStores {
         fleet,
+        account,
         approvals,
         console,
     })

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::harness::{ask_delete_policies, Database, Replica};
 
 /// Two replicas of a fresh fleet, or `None` when no PostgreSQL answers.
-async fn fleet(
+pub async fn fleet(
     test: &str,
     extra: &[&str],
 ) -> Option<(Database, tempfile::TempDir, Replica, Replica)> {
@@ -232,7 +232,7 @@ async fn a_store_with_a_newer_schema_is_refused() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("schema version 99, newer than this askgate knows (1)"),
+        stderr.contains("schema version 99, newer than this askgate knows (2)"),
         "{stderr}"
     );
 }

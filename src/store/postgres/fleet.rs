@@ -6,6 +6,7 @@
 //! decides nothing and owns no state rows.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 use super::{redacted, FleetOptions, OpenError};
 use crate::store::{StoreError, StoreHealth};
 
+/// The channel the account's tightening events are announced on (payload: their seq).
+pub const ACCOUNT_CHANNEL: &str = "askgate_account";
 /// The channel an approval's every change is announced on (payload: its id).
 pub const APPROVALS_CHANNEL: &str = "askgate_approvals";
 
@@ -45,6 +48,10 @@ pub struct Fleet {
     lease: Mutex<Lease>,
     waiters: Mutex<HashMap<String, (Arc<Notify>, usize)>>,
     stop: CancellationToken,
+    /// The last account event this replica's view has applied.
+    pub applied: AtomicI64,
+    /// Wakes the account's catch-up (a notification, a reconnect, a beat behind the store).
+    pub account_changed: Notify,
 }
 
 /// One wait on an approval's changes; the entry goes with its last watcher.
@@ -97,6 +104,8 @@ impl Fleet {
             lease: Mutex::default(),
             waiters: Mutex::default(),
             stop: CancellationToken::new(),
+            applied: AtomicI64::new(0),
+            account_changed: Notify::new(),
         })
     }
 
@@ -198,30 +207,87 @@ impl Fleet {
         }
     }
 
-    /// One heartbeat: renews this replica's lease (its row in `replicas`).
+    /// One heartbeat: renews this replica's lease (its row in `replicas`) only when its view
+    /// has applied every account event in the store; else the catch-up is woken and the lease
+    /// runs down, so a replica that cannot catch up stops deciding.
     pub async fn beat(&self) {
         let sent = Instant::now();
         let lease_ms = i64::try_from(self.options.lease.as_millis()).unwrap_or(i64::MAX);
+        let applied = self.applied.load(Ordering::SeqCst);
         let beaten = async {
             let client = self.client().await?;
-            self.timed(client.execute(
-                "INSERT INTO replicas (id, lease_until) \
-                 VALUES ($1, now() + $2::bigint * interval '1 millisecond') \
-                 ON CONFLICT (id) DO UPDATE SET lease_until = EXCLUDED.lease_until",
-                &[&self.options.replica, &lease_ms],
+            self.timed(client.query_one(
+                "WITH latest AS (SELECT coalesce(max(seq), 0) AS seq FROM account_events), \
+                 beat AS (INSERT INTO replicas (id, applied, lease_until) \
+                   SELECT $1, $2, CASE WHEN $2 >= latest.seq \
+                     THEN now() + $3::bigint * interval '1 millisecond' ELSE now() END FROM latest \
+                   ON CONFLICT (id) DO UPDATE SET applied = EXCLUDED.applied, \
+                     lease_until = CASE WHEN EXCLUDED.lease_until > now() \
+                       THEN EXCLUDED.lease_until ELSE replicas.lease_until END \
+                   RETURNING 1) \
+                 SELECT $2::bigint >= latest.seq FROM latest, beat",
+                &[&self.options.replica, &applied, &lease_ms],
             ))
             .await
         };
         match beaten.await {
-            Ok(_) => {
+            Ok(row) if row.get::<_, bool>(0) => {
                 let margin = self.options.lease / 5;
                 let mut lease = self.lease_locked();
-                lease.valid_until = Some(sent + self.options.lease - margin);
+                let renewed = sent + self.options.lease - margin;
+                if lease.valid_until.is_none_or(|until| until < renewed) {
+                    lease.valid_until = Some(renewed);
+                }
                 if lease.listening {
                     lease.cause = None;
                 }
             }
+            Ok(_) => self.account_changed.notify_one(),
             Err(error) => self.lease_locked().cause = Some(cause_text(&error)),
+        }
+    }
+
+    /// Records that this replica's view applied account events up to `seq`.
+    pub async fn applied_up_to(&self, seq: i64) -> Result<(), StoreError> {
+        self.applied.fetch_max(seq, Ordering::SeqCst);
+        let client = self.client().await?;
+        self.timed(client.execute(
+            "UPDATE replicas SET applied = GREATEST(applied, $2) WHERE id = $1",
+            &[&self.options.replica, &seq],
+        ))
+        .await
+        .map(|_| ())
+    }
+
+    /// Waits until every other replica with a live lease applied account event `seq`, or until
+    /// the longest such a lease can still run: a replica that has not applied it by then is
+    /// not deciding (its lease is renewed only when current). So once this returns no replica
+    /// decides on a view without the event.
+    pub async fn applied_everywhere(&self, seq: i64) -> Result<(), StoreError> {
+        let deadline = Instant::now() + self.options.lease + self.options.lease / 5;
+        loop {
+            let client = self.client().await?;
+            let behind: i64 = self
+                .timed(client.query_one(
+                    "SELECT count(*) FROM replicas WHERE id <> $1 AND lease_until > now() \
+                     AND applied < $2",
+                    &[&self.options.replica, &seq],
+                ))
+                .await?
+                .get(0);
+            drop(client);
+            if behind == 0 {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                tracing::warn!(
+                    seq,
+                    behind,
+                    "replicas still held a lease behind an account event"
+                );
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 
@@ -316,7 +382,7 @@ async fn listened(fleet: &Fleet) -> Result<(), String> {
         }
         let _ = sender.try_send(None);
     });
-    let listening = format!("LISTEN {APPROVALS_CHANNEL}");
+    let listening = format!("LISTEN {APPROVALS_CHANNEL}; LISTEN {ACCOUNT_CHANNEL}");
     let answer = tokio::time::timeout(
         fleet.options.operation_timeout,
         client.batch_execute(&listening),
@@ -328,10 +394,13 @@ async fn listened(fleet: &Fleet) -> Result<(), String> {
     }
     // Only now, with LISTEN active, is a look at the rows sure to miss nothing.
     fleet.every_approval_changed();
+    fleet.account_changed.notify_one();
     fleet.set_listening(true, None);
     while let Some(Some(notification)) = received.recv().await {
-        if notification.channel() == APPROVALS_CHANNEL {
-            fleet.approval_changed(notification.payload());
+        match notification.channel() {
+            APPROVALS_CHANNEL => fleet.approval_changed(notification.payload()),
+            ACCOUNT_CHANNEL => fleet.account_changed.notify_one(),
+            _ => {}
         }
     }
     driver.abort();

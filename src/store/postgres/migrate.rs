@@ -7,10 +7,13 @@ use super::fleet::Fleet;
 use super::OpenError;
 
 /// The migrations, in order; the version of each is its position plus one.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_fleet.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_fleet.sql"),
+    include_str!("migrations/0002_account_events.sql"),
+];
 
 /// The schema version this binary writes.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// The advisory lock key under which migrations run ("askgate" in ASCII).
 const MIGRATION_LOCK: i64 = 0x6173_6b67_6174_65;
