@@ -236,3 +236,65 @@ async fn a_store_with_a_newer_schema_is_refused() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_call_held_on_a_gets_the_result_of_an_approval_given_on_b() {
+    let Some((_database, _root, a, b)) = fleet("mcp_held_on_a", &[]).await else {
+        return;
+    };
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "Projects",
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "askgate-fleet-tests", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {}},
+        "arguments": {"method": "project_delete", "path": "notes.md"}}});
+    let held = {
+        let url = a.url.clone();
+        tokio::spawn(async move {
+            let reply = reqwest::Client::new()
+                .post(format!("{url}/mcp"))
+                .bearer_auth(super::harness::AGENT)
+                .header("accept", "application/json, text/event-stream")
+                .header("content-type", "application/json")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "Projects")
+                .body(call.to_string())
+                .send()
+                .await
+                .expect("the held call answers");
+            (reply.text().await.expect("a body"), Instant::now())
+        })
+    };
+    // B lists the approval A holds open.
+    let mut id = None;
+    for _ in 0..200 {
+        let listed = b
+            .send(
+                reqwest::Method::GET,
+                "/v1/approvals",
+                Some(super::harness::APPROVER),
+                None,
+            )
+            .await;
+        if let Some(found) = listed.body["approvals"][0]["id"].as_str() {
+            id = Some(found.to_string());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let id = id.expect("the MCP call is held as an approval");
+    let approved = b.approve(&id).await;
+    let approved_at = Instant::now();
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    let (text, answered_at) = held.await.expect("held call");
+    assert!(text.contains("\"result\""), "{text}");
+    assert!(text.contains("\"isError\":false"), "{text}");
+    eprintln!(
+        "fleet: MCP tools/call held on A answered {} ms after B's approve returned",
+        answered_at
+            .saturating_duration_since(approved_at)
+            .as_millis()
+    );
+    assert_eq!(a.approval(&id, "0s").await.body["status"], "completed");
+}
