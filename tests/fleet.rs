@@ -7,5 +7,6 @@
 
 mod conformance;
 mod harness;
+mod outage;
 mod replicas;
 mod shared;

@@ -67,6 +67,7 @@ impl PgAccount {
     /// Applies the events other replicas recorded since the last one applied.
     pub async fn catch_up(&self) -> Result<(), StoreError> {
         let _one = self.catching_up.lock().await;
+        self.trimmed_past().await?;
         loop {
             let after = self.fleet.applied.load(Ordering::SeqCst);
             let client = self.fleet.client().await?;
@@ -105,6 +106,30 @@ impl PgAccount {
                 return Ok(());
             }
         }
+    }
+}
+
+impl PgAccount {
+    /// When events this view has not applied were already trimmed (a replica away for longer
+    /// than the events are kept), the view cannot know what they cleared: it is cleared as a
+    /// consent revoke would clear it (fail closed: consent, plans and grants are asked again).
+    async fn trimmed_past(&self) -> Result<(), StoreError> {
+        let after = self.fleet.applied.load(Ordering::SeqCst);
+        let client = self.fleet.client().await?;
+        let oldest: Option<i64> = self
+            .fleet
+            .timed(client.query_one("SELECT min(seq) FROM account_events", &[]))
+            .await?
+            .get(0);
+        if oldest.is_some_and(|oldest| oldest > after.saturating_add(1)) && after > 0 {
+            tracing::warn!(
+                after,
+                ?oldest,
+                "account events were trimmed before this replica applied them: its view is cleared"
+            );
+            AccountEvent::ConsentRevoked.apply(self.memory.view());
+        }
+        Ok(())
     }
 }
 

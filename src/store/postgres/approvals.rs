@@ -28,6 +28,9 @@ pub const POLL: Duration = Duration::from_millis(500);
 /// The advisory lock key under which the caps are counted and a new approval is inserted.
 const ADMIT_LOCK: i64 = 0x6173_6b67_6174_01;
 
+/// The most account events kept (each is small); older ones go after an hour anyway.
+const ACCOUNT_EVENTS_KEPT: i64 = 100_000;
+
 /// The columns a view is read from.
 const VIEW_COLUMNS: &str = "id, seq, decision_id, status, view, approved_by, result, expires_at";
 
@@ -194,6 +197,15 @@ impl PgApprovals {
               (SELECT id FROM approvals WHERE NOT open ORDER BY finished_at DESC OFFSET $3)) \
              RETURNING id",
             &[&now, &retention_ms, &kept],
+        )
+        .await?;
+        // Account events every replica applied long ago (a replica away for longer clears
+        // its view when it comes back), and beyond the count bound.
+        self.changed(
+            "DELETE FROM account_events WHERE seq IN (SELECT seq FROM account_events \
+             WHERE at < now() - interval '1 hour' \
+             UNION (SELECT seq FROM account_events ORDER BY seq DESC OFFSET $1)) RETURNING seq",
+            &[&ACCOUNT_EVENTS_KEPT],
         )
         .await?;
         // Console sessions past their expiry.
