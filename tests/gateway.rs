@@ -17,6 +17,8 @@ mod explain;
 mod hardening;
 pub(crate) mod harness;
 mod hook;
+mod hook_command;
+pub(crate) mod hook_install;
 pub(crate) mod hook_log;
 mod local_path;
 mod mcp;

@@ -137,6 +137,8 @@ fn projects_condition() -> String {
         r#"["session_token", "scoped", "unscoped", "unknown"].contains(context.projects.credential)"#,
         r#"["doc", "upload", "missing", "unknown"].contains(context.projects.target_kind)"#,
         r#"["content", "local_path", "none"].contains(context.projects.source)"#,
+        r#"["none", "unknown", "root_unset", "outside_root", "unresolved", "service_file", "under_root"].contains(context.projects.local_path_place)"#,
+        r#"(context.projects.source == "local_path") == (context.projects.local_path_place != "none")"#,
         r#"(context.projects.source == "content") == context.projects.size_known"#,
         "context.projects.content_bytes >= 0",
         &format!("context.projects.content_bytes <= {MAX_CONTENT_BYTES}"),
@@ -150,7 +152,7 @@ fn projects_condition() -> String {
         "context.projects.max_knowledge_size >= 0",
         "(context.projects.knowledge_known || (context.projects.knowledge_size == 0 && context.projects.max_knowledge_size == 0))",
         // Without observations the credential is unknown and nothing about the project is.
-        r#"(context.projects.credential != "unknown" || (context.projects.target_kind == "unknown" && !context.projects.knowledge_known))"#,
+        r#"(context.projects.credential != "unknown" || (context.projects.target_kind == "unknown" && !context.projects.knowledge_known && ["none", "unknown"].contains(context.projects.local_path_place)))"#,
         "context.projects.n >= 1",
         "context.projects.n <= 15",
     ]

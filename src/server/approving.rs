@@ -49,7 +49,7 @@ impl AppState {
             summary: prepared.facts.summary.clone(),
             card,
             created_at: now,
-            expires_at: now + inner.approval_ttl,
+            expires_at: now + approval_life(inner.approval_ttl, prepared.waits_for),
             approved_by: None,
             result: None,
         };
@@ -142,9 +142,10 @@ impl AppState {
             match logged {
                 Ok(()) => {
                     let now = inner.clock.now();
+                    let result = refused_result(&by, note.as_deref());
                     inner
                         .approvals
-                        .finish(&claim.id, ApprovalStatus::Refused, None, now)
+                        .finish(&claim.id, ApprovalStatus::Refused, Some(result), now)
                         .await;
                     inner.approvals.view(&claim.id, now).await
                 }
@@ -204,6 +205,14 @@ impl AppState {
     }
 }
 
+/// An approval lives for the configured TTL, or as long as its asking call waits if that is
+/// shorter (the card's time left is then the time the call really waits).
+fn approval_life(ttl: time::Duration, waits_for: Option<std::time::Duration>) -> time::Duration {
+    waits_for
+        .and_then(|wait| time::Duration::try_from(wait).ok())
+        .map_or(ttl, |wait| wait.min(ttl))
+}
+
 fn closed_view(
     caller: &Caller,
     prepared: &Prepared,
@@ -240,6 +249,15 @@ fn also(card: &crate::authz::Approval) -> Vec<crate::authz::ApprovalKind> {
         | Approval::Plan { also, .. }
         | Approval::Batch { also, .. } => also.clone(),
     }
+}
+
+/// What the asking agent is told of a refusal: who refused, and their note.
+fn refused_result(by: &str, note: Option<&str>) -> Value {
+    let message = match note {
+        Some(note) => format!("refused by `{by}`: {note}"),
+        None => format!("refused by `{by}` (no note)"),
+    };
+    super::execute::error_json("refused", &message)
 }
 
 /// The longest approver's note, in characters (code points).

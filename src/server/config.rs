@@ -5,6 +5,7 @@
 mod approvals;
 mod http;
 mod notify;
+mod projects;
 mod raw;
 
 use std::net::SocketAddr;
@@ -20,6 +21,7 @@ pub use http::{
     RESERVED_HEADER_READ_TIMEOUT,
 };
 pub use notify::RawNotify;
+pub use projects::RawProjects;
 pub use raw::{RawCaller, RawConfig, RawUpstreamCredentials};
 
 /// Demo caller tokens used only when none are configured and the service listens on loopback.
@@ -64,7 +66,10 @@ pub struct Config {
     pub credentials: Option<RawUpstreamCredentials>,
     pub org_uuid: String,
     pub spill_dir: PathBuf,
-    pub working_dir: PathBuf,
+    /// The only directory a `local_path` is read under; `None` refuses every `local_path`.
+    pub local_path_root: Option<PathBuf>,
+    /// The configuration file, when there is one (askgate's own: see `service_paths`).
+    pub config_file: Option<PathBuf>,
     pub shadow_policies: Vec<PathBuf>,
     pub log_dir: Option<PathBuf>,
     pub refuse_without_log: bool,
@@ -116,7 +121,8 @@ impl Config {
         let spill_dir = raw
             .spill_dir
             .unwrap_or_else(|| std::env::temp_dir().join("askgate-spill"));
-        let working_dir = raw.working_dir.unwrap_or_else(|| PathBuf::from("."));
+        projects::refuse_working_dir(raw.working_dir.is_some())?;
+        let local_path_root = raw.projects.unwrap_or_default().validate()?;
         let refuse_without_log = match raw.log_failure.as_deref() {
             None | Some("refuse") => true,
             Some("allow") => false,
@@ -185,7 +191,8 @@ impl Config {
             credentials: raw.upstream_credentials,
             org_uuid: raw.org_uuid.unwrap_or_else(|| "org-0000".to_string()),
             spill_dir,
-            working_dir,
+            local_path_root,
+            config_file: raw.config_file,
         })
     }
 }

@@ -68,6 +68,10 @@ pub struct Prepared {
     pub local_file: Option<LocalFileStat>,
     /// The client's id for this tool call (MCP `_meta`), logged with the decision.
     pub tool_use_id: Option<String>,
+    /// How long the asking call will wait for an approver, when it waits (an MCP call's
+    /// `mcp.approval_wait_seconds`): an ask's approval then expires with the wait, so its card
+    /// promises no time nobody is waiting for.
+    pub waits_for: Option<std::time::Duration>,
 }
 
 /// What the gateway did with a call.
@@ -123,6 +127,7 @@ impl AppState {
             facts,
             local_file,
             tool_use_id: None,
+            waits_for: None,
         })
     }
 
@@ -189,12 +194,12 @@ impl AppState {
     ) -> (CallFacts, Option<LocalFileStat>) {
         let inner = self.inner();
         let (environment, now) = (&inner.environment, inner.clock.now());
-        let local = observe::projects_local(&inner.account, &inner.scopes);
+        let local = observe::projects_local(&inner.account, call, &inner.scopes).await;
         let local_facts = facts::projects::gather(call, session, environment, local.as_ref(), now);
         if self.gated(&local_facts) {
             return (local_facts, None);
         }
-        let observed = observe::projects(&inner.account, call, &inner.scopes).await;
+        let observed = observe::projects(&inner.account, call, local).await;
         let facts = facts::projects::gather(call, session, environment, observed.as_ref(), now);
         (facts, observed.and_then(|observed| observed.local_file))
     }

@@ -5,7 +5,8 @@
 //! [`crate::authz::baseline::HOOK_SHARED_FILES`]) and Cedar's deny or ask is answered as the
 //! hook's `deny` or `ask`; an allow is no opinion. Nothing is executed and nothing is sent
 //! upstream. Every answer is a 2xx the client reads — an HTTP hook fails open on errors, so a
-//! problem after authentication is answered as a deny that names it.
+//! problem after authentication is answered as a deny that names it; so is an id in the input
+//! that is too long or not printable ([`check_input`]), which is never logged.
 
 pub mod wire;
 
@@ -22,6 +23,7 @@ use super::error::ApiError;
 use super::gateway::{AppState, Prepared};
 use crate::authz::{Decision, Outcome};
 use crate::call::{DesignCall, ProjectsCall};
+use crate::facts::session::check_session_text;
 use crate::facts::{self, AgentKind, DesignObservations, Environment, Mode, Session};
 use crate::state::{DesignState, SessionKey};
 use wire::{HookInput, HookOutput, PRE_TOOL_USE};
@@ -33,8 +35,9 @@ pub const ATTACHED_PROJECT_HEADER: &str = "askgate-claude-project";
 /// What the attached Project is called in hook mode when the client did not say.
 const UNKNOWN_PROJECT: &str = "unknown";
 
-/// The longest `session_id` accepted, in UTF-8 bytes.
-const SESSION_ID_BYTES: usize = 256;
+/// The longest `tool_use_id` accepted, in UTF-8 bytes, as over MCP (Claude Code's are
+/// `toolu_` and 24 characters); the other ids are held to the HTTP API's 256.
+const TOOL_USE_ID_BYTES: usize = 128;
 
 pub async fn claude_code(
     State(state): State<AppState>,
@@ -68,6 +71,9 @@ impl AppState {
         input: &HookInput,
         project: Option<String>,
     ) -> HookOutput {
+        if let Err(problem) = check_input(input) {
+            return HookOutput::deny(&format!("askgate could not read the hook input: {problem}"));
+        }
         if input.hook_event_name != PRE_TOOL_USE {
             return HookOutput::deny(&format!(
                 "askgate answers `{PRE_TOOL_USE}` hooks only, not `{}`",
@@ -109,16 +115,35 @@ fn hook_environment(environment: &Environment, project: Option<String>) -> Envir
     hook
 }
 
+/// The hook input's texts that are echoed or logged — the ids, the event and the mode — are
+/// bounded and printable like the HTTP API's (`session.id`, `session.agent_id`): a problem
+/// names the field, never the value, so nothing raw and unbounded reaches a reason or the log.
+fn check_input(input: &HookInput) -> Result<(), String> {
+    let texts = [
+        ("hook_event_name", Some(&input.hook_event_name), true),
+        ("session_id", Some(&input.session_id), true),
+        ("agent_id", input.agent_id.as_ref(), false),
+        ("permission_mode", input.permission_mode.as_ref(), true),
+        ("tool_use_id", Some(&input.tool_use_id), true),
+    ];
+    for (field, value, required) in texts {
+        if let Some(value) = value {
+            check_session_text(field, value, required).map_err(|error| error.to_string())?;
+        }
+    }
+    let bytes = input.tool_use_id.len();
+    if bytes > TOOL_USE_ID_BYTES {
+        return Err(format!(
+            "`tool_use_id` is {bytes} bytes long: at most {TOOL_USE_ID_BYTES} bytes"
+        ));
+    }
+    Ok(())
+}
+
 /// The session facts a hook input carries. A prompt is the client's to show, so askgate's
 /// ask is always answered as `ask` (`interactive`); the adapter is a `PreToolUse` hook, not a
 /// permission-request hook.
 fn session(input: &HookInput) -> Result<Session, String> {
-    let id = &input.session_id;
-    if id.is_empty() || id.len() > SESSION_ID_BYTES || id.chars().any(char::is_control) {
-        return Err(format!(
-            "`session_id` must be 1–{SESSION_ID_BYTES} bytes of printable characters"
-        ));
-    }
     let mode = match input.permission_mode.as_deref() {
         None => Mode::Default,
         Some(mode) => serde_json::from_value(serde_json::Value::String(mode.to_string()))
@@ -175,6 +200,7 @@ fn prepare(
         facts,
         local_file: None,
         tool_use_id: Some(input.tool_use_id.clone()),
+        waits_for: None,
     })
 }
 

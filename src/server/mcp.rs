@@ -5,7 +5,8 @@
 //!
 //! Map: `auth` (the layer: bearer token, role, session ownership and quotas), `owners` (who
 //! opened each MCP session), `session` (the caller and the session facts of a request), `handler` (the rmcp `ServerHandler`), `schema` (the tools'
-//! shapes), `listing` (which tools the policies leave open), `call` (one `tools/call`
+//! shapes), `listing` (which tools the policies leave open), `link` (the 2026-07-28 approval link:
+//! `input_required` with a sealed `requestState`), `call` (one `tools/call`
 //! through the pipeline), `held` (the quota on held calls), `hold` (an asked call waiting for an approver), `outcome` (tool
 //! results), `settings` (the `"mcp"` configuration).
 
@@ -14,6 +15,7 @@ pub mod call;
 pub mod handler;
 pub mod held;
 pub mod hold;
+pub mod link;
 pub mod listing;
 pub mod outcome;
 pub mod owners;
@@ -55,6 +57,9 @@ pub fn router(state: AppState) -> Router<AppState> {
         held: Arc::new(held::HeldCalls::new(
             settings.max_held,
             settings.max_held_per_caller,
+        )),
+        links: Arc::new(link::ApprovalLinks::new(
+            state.inner().approvals.limits().max_pending,
         )),
     };
     let service =

@@ -171,7 +171,8 @@ async fn n3_a_stateless_request_is_never_filed_under_a_header_session() {
             .await;
     };
     let ((planned, _), ()) = tokio::join!(planner.call("ClaudeDesign", plan), approve);
-    let token: Value = serde_json::from_str(&text_of(&planned)).unwrap();
+    let token: Value =
+        serde_json::from_str(planned["content"][0]["text"].as_str().unwrap()).unwrap();
     let token = token["plan_token"].as_str().unwrap().to_string();
     let write = json!({"operation": "write_files",
         "arguments": covered_write_args("p1", &token, &["site/a.html"])});

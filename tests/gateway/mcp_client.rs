@@ -36,6 +36,8 @@ pub struct McpClient<'a> {
     pub stateless: bool,
     /// Headers added to every request (`Origin`, ...).
     pub headers: Vec<(String, String)>,
+    /// The capabilities a stateless client declares in each request's `_meta`.
+    pub capabilities: Value,
     next_id: u64,
 }
 
@@ -47,6 +49,7 @@ impl<'a> McpClient<'a> {
             session: None,
             stateless: false,
             headers: Vec::new(),
+            capabilities: json!({}),
             next_id: 1,
         }
     }
@@ -137,7 +140,7 @@ impl<'a> McpClient<'a> {
             meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
             meta["io.modelcontextprotocol/clientInfo"] =
                 json!({"name": "askgate-tests", "version": "0"});
-            meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
+            meta["io.modelcontextprotocol/clientCapabilities"] = self.capabilities.clone();
         }
         self.post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await
@@ -159,6 +162,17 @@ impl<'a> McpClient<'a> {
     /// `tools/call`'s result (`content`, `isError`, ...), with the whole reply.
     pub async fn call(&mut self, name: &str, arguments: Value) -> (Value, McpReply) {
         self.call_with_meta(name, arguments, None).await
+    }
+
+    /// `tools/call` with these whole `params` (a retry's `requestState`, ...).
+    pub async fn call_with_params(&mut self, params: Value) -> (Value, McpReply) {
+        let reply = self.request("tools/call", params).await;
+        let response = reply.response(self.next_id - 1);
+        assert!(
+            response.get("error").is_none(),
+            "a JSON-RPC error: {response}"
+        );
+        (response["result"].clone(), reply)
     }
 
     pub async fn call_with_meta(

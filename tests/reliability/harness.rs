@@ -169,7 +169,6 @@ impl Service {
             shadow_policies: Some(setup.shadow_policies),
             log_dir: setup.log_dir,
             spill_dir: Some(scratch.path().to_path_buf()),
-            working_dir: Some(scratch.path().to_path_buf()),
             ..RawConfig::default()
         };
         let config = Config::validate(raw).expect("valid config");

@@ -182,6 +182,14 @@ fn projects_call(
     {
         observed.get_or_insert_with(|| json!({}));
     }
+    let place = projects.local_path_place.as_str();
+    if !["none", "unknown"].contains(&place) {
+        set(
+            observed.get_or_insert_with(|| json!({})),
+            "local_path_place",
+            json!(place),
+        );
+    }
     if let Some(observed) = &mut observed {
         set(observed, "scopes", json!(scopes));
         set(observed, "docs", json!(docs));

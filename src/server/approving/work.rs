@@ -118,6 +118,7 @@ impl Work {
             facts,
             local_file,
             tool_use_id: None,
+            waits_for: None,
         };
         let decision = match self.state.decide_and_record(&prepared).await {
             Ok(decision) => decision,

@@ -48,7 +48,11 @@ pub struct RawConfig {
     pub upstream_credentials: Option<RawUpstreamCredentials>,
     pub org_uuid: Option<String>,
     pub spill_dir: Option<PathBuf>,
-    pub working_dir: Option<PathBuf>,
+    /// Removed (N1): refused with a message naming `projects.local_path_root`; the value is
+    /// never kept.
+    pub working_dir: Option<serde::de::IgnoredAny>,
+    /// The `projects` section (`config::projects`): where a `local_path` may be read.
+    pub projects: Option<super::projects::RawProjects>,
     /// Shadow policy directories: evaluated beside the live set, logged, never enforced.
     pub shadow_policies: Option<Vec<PathBuf>>,
     /// Decision log directory; `None` disables the log.
@@ -68,6 +72,10 @@ pub struct RawConfig {
     pub metrics_token: Option<String>,
     /// Where shared state lives: absent (this process) or a `postgres://` URL (a fleet).
     pub store: Option<String>,
+    /// The file this configuration was read from (not a key): askgate's own, never read
+    /// through a `local_path`.
+    #[serde(skip)]
+    pub config_file: Option<PathBuf>,
 }
 
 impl RawConfig {
@@ -78,11 +86,15 @@ impl RawConfig {
                 format!("cannot read `{}`: {error}", path.display()),
             )
         })?;
-        serde_json::from_str(&text).map_err(|error| {
+        let raw: Self = serde_json::from_str(&text).map_err(|error| {
             ConfigError::new(
                 "config",
                 format!("`{}`: {}", path.display(), without_values(&error)),
             )
+        })?;
+        Ok(Self {
+            config_file: Some(path.to_path_buf()),
+            ..raw
         })
     }
 
@@ -118,6 +130,7 @@ impl RawConfig {
             org_uuid: higher.org_uuid.or(self.org_uuid),
             spill_dir: higher.spill_dir.or(self.spill_dir),
             working_dir: higher.working_dir.or(self.working_dir),
+            projects: higher.projects.or(self.projects),
             shadow_policies: higher.shadow_policies.or(self.shadow_policies),
             log_dir: higher.log_dir.or(self.log_dir),
             log_failure: higher.log_failure.or(self.log_failure),
@@ -127,6 +140,7 @@ impl RawConfig {
             notify: higher.notify.or(self.notify),
             metrics_token: higher.metrics_token.or(self.metrics_token),
             store: higher.store.or(self.store),
+            config_file: higher.config_file.or(self.config_file),
         }
     }
 }

@@ -20,6 +20,8 @@ pub struct Front {
     pub state: AppState,
     /// The slots of calls held for an approver, shared by every session.
     pub held: Arc<super::held::HeldCalls>,
+    /// The 2026-07-28 approval links (sealed `requestState`s and their redemptions).
+    pub links: Arc<super::link::ApprovalLinks>,
 }
 
 const INSTRUCTIONS: &str = "askgate decides every call to Claude Design and Projects with its \
@@ -69,8 +71,11 @@ impl ServerHandler for Front {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(call::call(&self.state, &self.held, request, &context)
-            .await
-            .into())
+        let front = call::Front {
+            state: &self.state,
+            held: &self.held,
+            links: &self.links,
+        };
+        Ok(front.call(request, &context).await)
     }
 }
