@@ -26,7 +26,7 @@ use crate::store::StoreError;
 pub const POLL: Duration = Duration::from_millis(500);
 
 /// The advisory lock key under which the caps are counted and a new approval is inserted.
-const ADMIT_LOCK: i64 = 0x6173_6b67_6174_01;
+const ADMIT_LOCK: i64 = 0x0061_736b_6761_7401;
 
 /// The most account events kept (each is small); older ones go after an hour anyway.
 const ACCOUNT_EVENTS_KEPT: i64 = 100_000;

@@ -80,7 +80,7 @@ impl Fleet {
             OpenError::Url(format!("{store} is not a PostgreSQL URL ({error})"))
         })?;
         config.connect_timeout(options.operation_timeout);
-        config.application_name(&format!("askgate {}", options.replica));
+        config.application_name(format!("askgate {}", options.replica));
         let manager = Manager::from_config(
             config.clone(),
             NoTls,

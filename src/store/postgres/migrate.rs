@@ -16,7 +16,7 @@ const MIGRATIONS: &[&str] = &[
 pub const SCHEMA_VERSION: i32 = 2;
 
 /// The advisory lock key under which migrations run ("askgate" in ASCII).
-const MIGRATION_LOCK: i64 = 0x6173_6b67_6174_65;
+const MIGRATION_LOCK: i64 = 0x0061_736b_6761_7465;
 
 /// Applies what is missing and returns the version the store is at.
 pub async fn migrated(fleet: &Fleet) -> Result<i32, OpenError> {
