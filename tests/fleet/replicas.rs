@@ -298,3 +298,51 @@ async fn an_mcp_call_held_on_a_gets_the_result_of_an_approval_given_on_b() {
     );
     assert_eq!(a.approval(&id, "0s").await.body["status"], "completed");
 }
+
+/// A measurement, not a test (`--ignored`): approve on B → the result on the call held on A
+/// with `?wait=`, from sending the approve to A's answer, over sequential rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+async fn measure_the_approval_round_trip_across_replicas() {
+    let Some((_database, _root, a, b)) = fleet("measure_round_trip", &[]).await else {
+        return;
+    };
+    let mut rounds = Vec::new();
+    for round in 0..100 {
+        let id = a.ask_delete(&format!("measure-{round}"), "notes.md").await;
+        let waiter = {
+            let url = a.url.clone();
+            let id = id.clone();
+            tokio::spawn(async move {
+                let reply = reqwest::Client::new()
+                    .get(format!("{url}/v1/approvals/{id}?wait=30s"))
+                    .bearer_auth(super::harness::AGENT)
+                    .send()
+                    .await
+                    .expect("the wait answers");
+                let body: serde_json::Value = reply.json().await.expect("json");
+                (body, Instant::now())
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let sent = Instant::now();
+        let approved = b.approve(&id).await;
+        assert_eq!(approved.status, 200, "{}", approved.body);
+        let (body, answered) = waiter.await.expect("waiter");
+        // Ended (after the first round the file is gone, so the delete fails upstream).
+        assert!(
+            body["status"] == "completed" || body["status"] == "failed",
+            "{body}"
+        );
+        rounds.push(answered.saturating_duration_since(sent));
+    }
+    rounds.sort_unstable();
+    let at = |q: f64| rounds[((rounds.len() as f64 - 1.0) * q).round() as usize];
+    eprintln!(
+        "fleet round trip (approve on B -> result on A), {} rounds: p50 {:?}, p99 {:?}, max {:?}",
+        rounds.len(),
+        at(0.5),
+        at(0.99),
+        rounds[rounds.len() - 1]
+    );
+}
