@@ -188,3 +188,93 @@ async fn an_approval_reaches_the_waiting_call_after_the_listener_connection_is_c
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+async fn design(
+    replica: &Replica,
+    session_id: &str,
+    operation: &str,
+    arguments: Value,
+) -> super::harness::Reply {
+    let body = json!({"session": session(session_id),
+                      "input": {"operation": operation, "arguments": arguments}});
+    replica
+        .send(
+            reqwest::Method::POST,
+            "/v1/design/call",
+            Some(AGENT),
+            Some(&body),
+        )
+        .await
+}
+
+fn policies(reply: &super::harness::Reply) -> Vec<String> {
+    reply.body["policies"]
+        .as_array()
+        .map(|ids| {
+            ids.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_registered_through_a_covers_the_sessions_writes_on_b_until_a_consent_revoke() {
+    let Some((_database, _root, a, b)) = fleet("shared_plans", &[]).await else {
+        return;
+    };
+    for replica in [&a, &b] {
+        let consent = replica
+            .send(
+                reqwest::Method::POST,
+                "/v1/design/consent",
+                Some(APPROVER),
+                None,
+            )
+            .await;
+        assert_eq!(consent.status, 200, "{}", consent.body);
+    }
+    let asked = design(
+        &a,
+        "fleet-plan",
+        "finalize_plan",
+        json!({"project_id": "p1", "writes": ["index.html"], "scope": "paths"}),
+    )
+    .await;
+    assert_eq!(asked.status, 202, "{}", asked.body);
+    let id = asked.body["approval"]["id"].as_str().unwrap().to_string();
+    let approved = a.approve(&id).await;
+    assert_eq!(approved.body["status"], "completed", "{}", approved.body);
+    let text = approved.body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    let token = serde_json::from_str::<Value>(text).unwrap()["plan_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let covered = json!({"project_id": "p1", "plan_token": token,
+        "files": [{"path": "index.html", "data": "<p>planned</p>"}]});
+    let on_b = design(&b, "fleet-plan", "write_files", covered.clone()).await;
+    assert_eq!(on_b.status, 200, "B decides on A's plan: {}", on_b.body);
+    assert!(
+        policies(&on_b).iter().any(|id| id == "plans.covered"),
+        "{}",
+        on_b.body
+    );
+    // Another session (same token) is not covered on B either.
+    let stranger = design(&b, "fleet-other", "write_files", covered.clone()).await;
+    assert_eq!(stranger.status, 202, "{}", stranger.body);
+    // A consent revoke through A clears the plan on B as well.
+    let revoked = a
+        .send(
+            reqwest::Method::POST,
+            "/v1/design/revoke",
+            Some(APPROVER),
+            None,
+        )
+        .await;
+    assert_eq!(revoked.status, 200, "{}", revoked.body);
+    let after = design(&b, "fleet-plan", "write_files", covered).await;
+    assert_eq!(after.status, 202, "the plan is gone on B: {}", after.body);
+}

@@ -208,6 +208,12 @@ impl PgApprovals {
             &[&ACCOUNT_EVENTS_KEPT],
         )
         .await?;
+        // Plans past their expiry.
+        self.changed(
+            "DELETE FROM plans WHERE expires_at <= now() RETURNING token",
+            &[],
+        )
+        .await?;
         // Console sessions past their expiry.
         self.changed(
             "DELETE FROM console_sessions WHERE expires_at <= $1 RETURNING token",
