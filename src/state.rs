@@ -24,7 +24,7 @@ pub mod sessions;
 
 pub use consent::{ConsentCache, ConsentState, FetchTicket};
 pub use events::{AccountEvent, PlanRegistration, PlansDropped};
-pub use grants::{GrantBook, GrantStore};
+pub use grants::GrantStore;
 pub use plans::{ApprovedPlan, PlanApproval, PlanRefusal, PlanStore};
 pub use session_key::SessionKey;
 pub use sessions::SessionPlans;
@@ -60,39 +60,7 @@ impl DesignStores<'_> {
     }
 }
 
-/// The account-wide part of [`DesignState`] (consent and grants; plans are per session and
-/// kept apart), as a store keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AccountBook {
-    pub consent: ConsentState,
-    pub consent_generation: u64,
-    pub grants: GrantBook,
-}
-
-impl Default for AccountBook {
-    fn default() -> Self {
-        DesignState::default().account_book()
-    }
-}
-
 impl DesignState {
-    /// Consent and grants as data.
-    pub fn account_book(&self) -> AccountBook {
-        let (consent, consent_generation) = self.consent.snapshot();
-        AccountBook {
-            consent,
-            consent_generation,
-            grants: self.grants.book(),
-        }
-    }
-
-    /// Consent and grants replaced by `book`; plans are untouched.
-    pub fn account_restored(&self, book: &AccountBook) {
-        self.consent.restore(book.consent, book.consent_generation);
-        self.grants.restore(&book.grants);
-    }
-
     /// The stores as a decision of `session` sees them.
     pub fn stores<'a>(&'a self, session: &'a SessionKey) -> DesignStores<'a> {
         DesignStores {

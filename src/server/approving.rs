@@ -230,6 +230,8 @@ fn closed_view(
             operation: prepared.facts.summary.operation.clone(),
             project_id: None,
             targets: Vec::new(),
+            writes: Vec::new(),
+            deletes: Vec::new(),
             message: decision.reason.clone(),
             scope: "this call only".to_string(),
             also: Vec::new(),

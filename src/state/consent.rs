@@ -100,17 +100,6 @@ impl ConsentCache {
         true
     }
 
-    /// The state and its generation together, as a store keeps them.
-    pub fn snapshot(&self) -> (ConsentState, u64) {
-        let slot = self.locked();
-        (slot.state, slot.generation)
-    }
-
-    /// Overwrites the state and generation with a store's (a replica catching up).
-    pub fn restore(&self, state: ConsentState, generation: u64) {
-        *self.locked() = ConsentSlot { state, generation };
-    }
-
     /// `POST /v1/design/consent` succeeded, or a call that showed the consent ask succeeded.
     pub fn consent_recorded(&self) {
         self.overwritten(ConsentState::Granted);
