@@ -57,9 +57,9 @@ pub enum Approval {
         targets: Vec<String>,
         /// A finalize_plan's requested writes and deletes (normalized), which it names instead
         /// of targets; absent for other operations.
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         writes: Vec<String>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         deletes: Vec<String>,
         message: String,
         scope: String,

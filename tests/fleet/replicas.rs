@@ -130,7 +130,7 @@ async fn a_replica_killed_mid_run_has_its_run_ended_once_by_another_replica() {
     let config = work.path().join("askgate.json");
     std::fs::write(
         &config,
-        json!({"approvals": {"run_deadline_seconds": 1, "approve_wait_seconds": 1,
+        json!({"approvals": {"run_deadline_seconds": 3, "approve_wait_seconds": 1,
                              "sweep_interval_ms": 100}})
         .to_string(),
     )
@@ -141,7 +141,8 @@ async fn a_replica_killed_mid_run_has_its_run_ended_once_by_another_replica() {
         return;
     };
     let id = a.ask_delete("fleet-kill", "notes.md").await;
-    // A's upstream holds the delete for a minute: the run is under way when A dies.
+    // A's upstream holds the delete for a minute: the run is under way when A dies, before
+    // its own 3 s run deadline (so only another replica's sweeper can end it).
     let fault = reqwest::Client::new()
         .post(format!("{}/_sandbox/faults", a.sandbox_url()))
         .json(&json!({"fault": "delay", "ms": 60_000, "count": 1}))
@@ -162,18 +163,27 @@ async fn a_replica_killed_mid_run_has_its_run_ended_once_by_another_replica() {
         text.contains("may or may not have reached the upstream"),
         "{text}"
     );
-    // Logged once, by B (A is gone).
-    let logged: usize = ["a", "b"]
-        .iter()
-        .flat_map(|name| {
-            std::fs::read_dir(root.path().join(name).join("logs"))
-                .into_iter()
-                .flatten()
-        })
-        .flatten()
-        .map(|file| std::fs::read_to_string(file.path()).unwrap_or_default())
-        .map(|text| text.matches("\"error_kind\":\"deadline\"").count())
-        .sum();
+    // Logged once, by B (A is gone); B's sweeper writes the record just after the row ends.
+    let logged = || -> usize {
+        ["a", "b"]
+            .iter()
+            .flat_map(|name| {
+                std::fs::read_dir(root.path().join(name).join("logs"))
+                    .into_iter()
+                    .flatten()
+            })
+            .flatten()
+            .map(|file| std::fs::read_to_string(file.path()).unwrap_or_default())
+            .map(|text| text.matches("\"error_kind\":\"deadline\"").count())
+            .sum()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while logged() == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Two more sweeps: nobody logs it again.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let logged = logged();
     assert_eq!(logged, 1, "the deadline outcome is logged once");
 }
 
