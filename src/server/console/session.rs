@@ -49,20 +49,26 @@ pub trait ConsoleBook: Send + Sync {
     async fn signed_out(&self, token: &str) -> Result<(), crate::store::StoreError>;
 }
 
-/// Who is signed in; cheap to clone. A store that cannot answer signs nobody in (the page
-/// asks to sign in again) and says why in the service's log.
-#[derive(Clone)]
-pub struct ConsoleSessions(Arc<dyn ConsoleBook>);
+/// Who is signed in. A store that cannot answer signs nobody in (the page asks to sign in
+/// again) and says why in the service's log. The sign-in throttle is this process's own.
+pub struct ConsoleSessions {
+    book: Arc<dyn ConsoleBook>,
+    /// Who failed to sign in lately, and must wait before trying again.
+    pub sign_ins: super::throttle::SignInThrottle,
+}
 
 impl Default for ConsoleSessions {
     fn default() -> Self {
-        Self(Arc::new(MemoryConsole::default()))
+        Self::new(Arc::new(MemoryConsole::default()))
     }
 }
 
 impl ConsoleSessions {
     pub fn new(book: Arc<dyn ConsoleBook>) -> Self {
-        Self(book)
+        Self {
+            book,
+            sign_ins: super::throttle::SignInThrottle::default(),
+        }
     }
 
     /// Signs `principal` in; returns the cookie token and the session.
@@ -77,7 +83,7 @@ impl ConsoleSessions {
             csrf: random_token(),
             expires_at: now + SESSION_TTL,
         };
-        self.0.signed_in(&token, &session, now).await?;
+        self.book.signed_in(&token, &session, now).await?;
         Ok((token, session))
     }
 
@@ -88,7 +94,7 @@ impl ConsoleSessions {
         now: OffsetDateTime,
     ) -> Option<ConsoleSession> {
         let token = cookie(headers, COOKIE)?;
-        match self.0.current(&token, now).await {
+        match self.book.current(&token, now).await {
             Ok(session) => session,
             Err(error) => {
                 tracing::warn!(%error, "console session not read");
@@ -99,7 +105,7 @@ impl ConsoleSessions {
 
     pub async fn signed_out(&self, headers: &HeaderMap) {
         if let Some(token) = cookie(headers, COOKIE) {
-            if let Err(error) = self.0.signed_out(&token).await {
+            if let Err(error) = self.book.signed_out(&token).await {
                 tracing::warn!(%error, "console session not signed out");
             }
         }
