@@ -316,13 +316,14 @@ pub async fn reload(
 }
 
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    let text = state.inner().metrics.render(
+    let mut text = state.inner().metrics.render(
         state
             .inner()
             .approvals
             .pending_count(state.inner().clock.now()),
         &state.inner().notifier.deliveries,
     );
+    state.inner().journal.render_metrics(&mut text);
     (
         [(
             axum::http::header::CONTENT_TYPE,
