@@ -10,7 +10,8 @@
 # phase), MEMORY_CALLS (1000000), PORT (18181; the next five ports are used too), LOGGED (1;
 # 0 skips the logged cases), LOG_DIR (the logged serve's --log-dir; default a new directory
 # under the run's mktemp -d, so on the disk of $TMPDIR), UPSTREAM_2MS (1; 0 skips the two
-# one-connection cases against a 2 ms upstream).
+# one-connection cases against a 2 ms upstream), WITH_PEERS (1; 0 runs neither cedar-agent nor
+# Cerbos: their ratios are reported MISSING).
 #
 # The logged cases (issue 24): a second `askgate serve --log-dir LOG_DIR` (fsync, group commit)
 # with its own consent, grant and plans, measured beside the unlogged one in every round
@@ -63,6 +64,7 @@ CERBOS_PORT=$((PORT + 3))
 CERBOS_GRPC_PORT=$((PORT + 4))
 LOG_PORT=$((PORT + 5))
 LOGGED=${LOGGED:-1}
+WITH_PEERS=${WITH_PEERS:-1}
 LOG_DIR=${LOG_DIR:-}
 PEERS=benches/.peers
 CEDAR_BIN=$PEERS/cedar-agent/bin/cedar-agent
@@ -293,8 +295,13 @@ start_cerbos() {
   echo "cerbos ($("$CERBOS_BIN" --version 2>/dev/null | head -n 1)): read → EFFECT_ALLOW, write without grant → EFFECT_DENY"
   CERBOS_OK=1
 }
-start_cedar
-start_cerbos
+if [ "$WITH_PEERS" = 1 ]; then
+  start_cedar
+  start_cerbos
+else
+  missing cedar-agent "not run (WITH_PEERS=0)"
+  missing cerbos "not run (WITH_PEERS=0)"
+fi
 
 # --- the cases ---------------------------------------------------------------------------
 
