@@ -33,8 +33,7 @@ async fn boot() -> String {
     let spill = std::env::temp_dir().join("askgate-bench-mcp");
     let raw = RawConfig {
         listen: Some("127.0.0.1:0".into()),
-        spill_dir: Some(spill.clone()),
-        working_dir: Some(spill),
+        spill_dir: Some(spill),
         ..RawConfig::default()
     };
     let config = Config::validate(raw).unwrap();

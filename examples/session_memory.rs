@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use askgate::state::sessions::MAX_SESSIONS;
-use askgate::state::{DesignState, PlanApproval};
+use askgate::state::{DesignState, PlanApproval, SessionKey};
 use time::OffsetDateTime;
 
 const SESSIONS: usize = 1_000_000;
@@ -27,10 +27,10 @@ fn main() {
     let start = rss_kib();
 
     for index in 0..SESSIONS {
-        let id = format!("session-{index:07}");
-        let stores = state.stores(&id);
+        let key = SessionKey::new("agent", format!("session-{index:07}"));
+        let stores = state.stores(&key);
         assert!(stores.plan("token").is_none());
-        state.plan_finalize_started(&id, "project");
+        state.plan_finalize_started(&key, "project");
     }
     let looked_up = rss_kib();
     println!(
@@ -42,7 +42,7 @@ fn main() {
     let writes = vec!["index.html".to_string()];
     let mut refused = 0;
     for index in 0..SESSIONS {
-        let id = format!("session-{index:07}");
+        let key = SessionKey::new("agent", format!("session-{index:07}"));
         let token = format!("plan-{index:07}");
         let approval = PlanApproval {
             token: &token,
@@ -56,7 +56,7 @@ fn main() {
             main_agent_without_hook: true,
             result_is_error: false,
         };
-        if state.plan_registered(&id, approval, now).is_err() {
+        if state.plan_registered(&key, approval, now).is_err() {
             refused += 1;
         }
     }

@@ -1,5 +1,10 @@
 //! cli: the `askgate` command line. One file per subcommand; each is a thin adapter that reads
-//! files, calls the library and prints. Exit codes are documented in the README.
+//! files, calls the library and prints. Exit codes are documented in the README. Every
+//! `println!` and `eprintln!` below is [`print`]'s: a closed standard output (`askgate … |
+//! head`) ends the command quietly with 141 instead of a panic.
+
+#[macro_use]
+pub mod print;
 
 pub mod analyze;
 pub mod approvals;
@@ -52,7 +57,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// The approver's command line against a running service.
     Approvals(approvals::ApprovalsArgs),
-    /// Answer an agent client's hook from the running service (fails closed: exit 2 blocks).
+    /// Answer an agent client's hook from the running service (fails closed: exit 2 blocks),
+    /// or install that hook into the client's settings.
     Hook(hook::HookArgs),
     /// Re-decide logged decisions against a policy set and report what changes.
     Replay(replay::ReplayArgs),

@@ -6,6 +6,7 @@
 //! |------------|----------------------------------------------------------|------------|
 //! | `consent`  | the `agent_design_projects` bit and its generation       | §4         |
 //! | `plans`    | finalize_plan approvals: registration, expiry, clearing  | §3         |
+//! | `session_key` | whose session: (principal, session id)                | SPEC §11   |
 //! | `sessions` | plans per session, the session bound, idle eviction      | §3         |
 //! | `grants`   | verified, ineligible and recard-flagged projects         | §5.1, §5.6 |
 //! | `followups`| the state events an outcome or an approval implies       | §3–§5, §8  |
@@ -16,11 +17,13 @@ pub mod consent;
 pub mod followups;
 pub mod grants;
 pub mod plans;
+pub mod session_key;
 pub mod sessions;
 
 pub use consent::{ConsentCache, ConsentState, FetchTicket};
 pub use grants::GrantStore;
 pub use plans::{ApprovedPlan, PlanApproval, PlanRefusal, PlanStore};
+pub use session_key::SessionKey;
 pub use sessions::SessionPlans;
 
 /// The Design operations whose success invalidates a project's plans and grant (§3 `xBt`).
@@ -43,24 +46,24 @@ pub struct DesignState {
 pub struct DesignStores<'a> {
     pub consent: &'a ConsentCache,
     pub sessions: &'a SessionPlans,
-    pub session_id: &'a str,
+    pub session: &'a SessionKey,
     pub grants: &'a GrantStore,
 }
 
 impl DesignStores<'_> {
     /// The plan registered under `token` in this session.
     pub fn plan(&self, token: &str) -> Option<ApprovedPlan> {
-        self.sessions.plan(self.session_id, token)
+        self.sessions.plan(self.session, token)
     }
 }
 
 impl DesignState {
-    /// The stores as a decision of `session_id` sees them.
-    pub fn stores<'a>(&'a self, session_id: &'a str) -> DesignStores<'a> {
+    /// The stores as a decision of `session` sees them.
+    pub fn stores<'a>(&'a self, session: &'a SessionKey) -> DesignStores<'a> {
         DesignStores {
             consent: &self.consent,
             sessions: &self.sessions,
-            session_id,
+            session,
             grants: &self.grants,
         }
     }
@@ -70,19 +73,19 @@ impl DesignState {
         self.consent.consent_recorded();
     }
 
-    /// finalize_plan is about to run in `session_id` (§3 `IBt`).
-    pub fn plan_finalize_started(&self, session_id: &str, project_id: &str) {
-        self.sessions.finalize_started(session_id, project_id);
+    /// finalize_plan is about to run in `session` (§3 `IBt`).
+    pub fn plan_finalize_started(&self, session: &SessionKey, project_id: &str) {
+        self.sessions.finalize_started(session, project_id);
     }
 
-    /// finalize_plan succeeded after an approval in `session_id` (§3 `g0f`).
+    /// finalize_plan succeeded after an approval in `session` (§3 `g0f`).
     pub fn plan_registered(
         &self,
-        session_id: &str,
+        session: &SessionKey,
         approval: PlanApproval<'_>,
         now: time::OffsetDateTime,
     ) -> Result<ApprovedPlan, PlanRefusal> {
-        self.sessions.finalize_approved(session_id, approval, now)
+        self.sessions.finalize_approved(session, approval, now)
     }
 
     /// Plans that expired by `now` go, and every session left without a live plan.

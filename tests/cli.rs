@@ -1,10 +1,12 @@
 //! The `askgate` binary end to end: exit codes, stdout and stderr of `check`, `validate` and
-//! `test` on real files.
+//! `test` on real files; the approvals CLI's token variable; a closed standard output.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
-use serde_json::Value;
+use serde_json::{json, Value};
+
+use crate::gateway::harness::{main_session, Gateway, AGENT, APPROVER};
 
 struct Run {
     code: i32,
@@ -190,4 +192,109 @@ fn test_prints_a_readable_diff_per_failure() {
         "{}",
         run.stdout
     );
+}
+
+/// The writing end of a pipe whose only reader has exited, as `askgate … | head` once `head`
+/// is done: every write to it fails with `EPIPE`.
+pub fn closed_pipe() -> Stdio {
+    let mut reader = Command::new("true")
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("true runs");
+    let writer = reader.stdin.take().expect("its stdin");
+    reader.wait().expect("true exits");
+    Stdio::from(writer)
+}
+
+fn with_stdout_closed(command: &mut Command) -> Output {
+    command
+        .stdin(Stdio::null())
+        .stdout(closed_pipe())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("askgate runs")
+}
+
+fn assert_quiet_on_a_closed_pipe(output: &Output) {
+    assert_eq!(output.status.code(), Some(141), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "",
+        "no panic, nothing said"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_list_into_a_closed_pipe_exits_quietly() {
+    let gateway = Gateway::start().await;
+    gateway.record_consent().await;
+    let asked = gateway
+        .design(
+            &main_session("pipe"),
+            "finalize_plan",
+            json!({"project_id": "p1", "scope": "paths", "writes": ["a.html"]}),
+        )
+        .await;
+    assert_eq!(asked.decision(), "ask");
+    for extra in [None, Some("--json")] {
+        let output = with_stdout_closed(
+            Command::new(env!("CARGO_BIN_EXE_askgate"))
+                .args(["approvals", "list", "--server", &gateway.url])
+                .args(["--token", APPROVER])
+                .args(extra),
+        );
+        assert_quiet_on_a_closed_pipe(&output);
+    }
+}
+
+#[test]
+fn every_printing_subcommand_exits_quietly_on_a_closed_pipe() {
+    let scenario = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(scenario.path(), GRANTED_WRITE).unwrap();
+    let scenario = scenario.path().to_string_lossy().into_owned();
+    for args in [
+        vec!["check", scenario.as_str()],
+        vec!["validate"],
+        vec!["test", "tests/scenarios"],
+        vec!["--help"],
+    ] {
+        let output = with_stdout_closed(Command::new(env!("CARGO_BIN_EXE_askgate")).args(&args));
+        if args == ["--help"] {
+            // clap prints help itself and ignores the closed pipe: no panic either.
+            assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"));
+            continue;
+        }
+        assert_quiet_on_a_closed_pipe(&output);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_approvals_cli_reads_its_token_from_askgate_approver_token_only() {
+    let gateway = Gateway::start().await;
+    let list = |variable: &'static str, token: &'static str| {
+        let server = gateway.url.clone();
+        async move {
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"))
+                .args(["approvals", "list", "--server", &server])
+                .env_remove("ASKGATE_TOKEN")
+                .env_remove("ASKGATE_AGENT_TOKEN")
+                .env_remove("ASKGATE_APPROVER_TOKEN")
+                .env(variable, token)
+                .output()
+                .await
+                .expect("askgate runs")
+        }
+    };
+    let approver = list("ASKGATE_APPROVER_TOKEN", APPROVER).await;
+    assert!(approver.status.success(), "{approver:?}");
+    assert!(String::from_utf8_lossy(&approver.stdout).contains("nothing is waiting"));
+    for (variable, token) in [("ASKGATE_TOKEN", APPROVER), ("ASKGATE_AGENT_TOKEN", AGENT)] {
+        let refused = list(variable, token).await;
+        assert_eq!(refused.status.code(), Some(2), "{variable}: {refused:?}");
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            stderr.contains("an approver token is required (--token or ASKGATE_APPROVER_TOKEN)"),
+            "{stderr}"
+        );
+    }
 }

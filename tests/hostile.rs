@@ -258,7 +258,7 @@ fn thousands_of_hostile_design_calls_never_panic_and_never_allow_a_stopped_targe
             &call,
             &session,
             &Environment::default(),
-            state.stores("hostile"),
+            state.stores(&askgate::state::SessionKey::new("hostile", "hostile")),
             &observed,
             datetime!(2026-11-30 10:00 UTC),
         );

@@ -118,7 +118,8 @@ fn deleting_the_grant_allow_rule_turns_exactly_grant_allows_into_denies() {
 }
 
 /// A `@gate` stops a call before any observation, so its condition may read only what is known
-/// without one: the environment, the session, the attachment and the configured credential.
+/// without one: the environment, the session, the attachment, the configured credential and
+/// where a `local_path` lies on askgate's own file system (N1).
 #[test]
 fn gates_read_only_facts_known_before_any_observation() {
     let local = [
@@ -126,6 +127,7 @@ fn gates_read_only_facts_known_before_any_observation() {
         "context.session.",
         "context.projects.attached",
         "context.projects.credential",
+        "context.projects.local_path_place",
     ];
     let mut gates = 0;
     for source in askgate::authz::baseline::policy_sources() {
@@ -143,5 +145,8 @@ fn gates_read_only_facts_known_before_any_observation() {
             }
         }
     }
-    assert_eq!(gates, 9, "the nine availability gates are gates");
+    assert_eq!(
+        gates, 14,
+        "the nine availability gates and the five local_path gates are gates"
+    );
 }

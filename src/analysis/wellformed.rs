@@ -67,12 +67,23 @@ fn operation_condition(action: &str) -> String {
                 parts.push("context.design.destructive".to_string());
             }
             parts.extend(argument_conditions(&known.schema));
+            parts.push(plan_registrable_condition(action));
             parts.join(" && ")
         }
         // `other_operation`: a name outside the table, known to the catalog or to no one.
         None => r#"(context.design.provenance == "server_only" ||
             (context.design.provenance == "unknown" && !context.design.read_only && context.design.destructive))"#
             .to_string(),
+    }
+}
+
+/// `design.plan_registrable` holds only for a finalize_plan whose scope is not `project`.
+fn plan_registrable_condition(action: &str) -> String {
+    if action == "finalize_plan" {
+        r#"(!context.design.plan_registrable || context.design.arguments.scope != "project")"#
+            .to_string()
+    } else {
+        "!context.design.plan_registrable".to_string()
     }
 }
 
@@ -137,6 +148,8 @@ fn projects_condition() -> String {
         r#"["session_token", "scoped", "unscoped", "unknown"].contains(context.projects.credential)"#,
         r#"["doc", "upload", "missing", "unknown"].contains(context.projects.target_kind)"#,
         r#"["content", "local_path", "none"].contains(context.projects.source)"#,
+        r#"["none", "unknown", "root_unset", "outside_root", "unresolved", "service_file", "under_root"].contains(context.projects.local_path_place)"#,
+        r#"(context.projects.source == "local_path") == (context.projects.local_path_place != "none")"#,
         r#"(context.projects.source == "content") == context.projects.size_known"#,
         "context.projects.content_bytes >= 0",
         &format!("context.projects.content_bytes <= {MAX_CONTENT_BYTES}"),
@@ -150,7 +163,7 @@ fn projects_condition() -> String {
         "context.projects.max_knowledge_size >= 0",
         "(context.projects.knowledge_known || (context.projects.knowledge_size == 0 && context.projects.max_knowledge_size == 0))",
         // Without observations the credential is unknown and nothing about the project is.
-        r#"(context.projects.credential != "unknown" || (context.projects.target_kind == "unknown" && !context.projects.knowledge_known))"#,
+        r#"(context.projects.credential != "unknown" || (context.projects.target_kind == "unknown" && !context.projects.knowledge_known && ["none", "unknown"].contains(context.projects.local_path_place)))"#,
         "context.projects.n >= 1",
         "context.projects.n <= 15",
     ]

@@ -94,6 +94,9 @@ pub struct DesignContext {
     pub grant: GrantContext,
     pub identity_verified: bool,
     pub sharing_scope: String,
+    /// finalize_plan's plan can be registered (§3 `jnS`, `znS`); false for other operations.
+    #[serde(default)]
+    pub plan_registrable: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -106,6 +109,9 @@ pub struct ProjectsContext {
     pub resolved_path: String,
     pub target_kind: String,
     pub source: String,
+    /// Where a `local_path` lies on askgate's machine (N1): `none` without one, else
+    /// `unknown`, `root_unset`, `outside_root`, `unresolved`, `service_file` or `under_root`.
+    pub local_path_place: String,
     /// The attached Project's detail was read for this decision (C11).
     #[serde(default)]
     pub detail_known: bool,
@@ -164,9 +170,9 @@ impl_fact!(GrantContext; verified, server, recard, ineligible);
 impl_fact!(DesignArgumentsContext; scope, role, link_permission, path);
 impl_fact!(DesignContext; operation, provenance, read_only, destructive, project_id,
     has_project_id, tokenless, arguments, consent, targets, plan, grant, identity_verified,
-    sharing_scope);
+    sharing_scope, plan_registrable);
 impl_fact!(ProjectsContext; method, attached, credential, path, resolved_path, target_kind,
-    source, detail_known, size_known, content_bytes, estimated_tokens, knowledge_known, knowledge_size,
+    source, local_path_place, detail_known, size_known, content_bytes, estimated_tokens, knowledge_known, knowledge_size,
     max_knowledge_size, query, n);
 impl_fact!(TargetContext; path, lowercase, segments, rejected_character, normalizes,
     default_ignorable, skeleton, skeleton_segments, project_id, operation);

@@ -12,6 +12,9 @@ use serde_json::Value;
 
 use super::{EXIT_FAILED, EXIT_OK};
 
+/// The approver token's variable; the hook reads another (`ASKGATE_AGENT_TOKEN`).
+pub const APPROVER_TOKEN_VARIABLE: &str = "ASKGATE_APPROVER_TOKEN";
+
 #[derive(Debug, Args)]
 pub struct ApprovalsArgs {
     /// The askgate service.
@@ -22,8 +25,8 @@ pub struct ApprovalsArgs {
         env = "ASKGATE_SERVER"
     )]
     pub server: String,
-    /// The approver's bearer token.
-    #[arg(long, global = true, env = "ASKGATE_TOKEN", hide_env_values = true)]
+    /// The approver's bearer token (never the agent's `ASKGATE_AGENT_TOKEN`).
+    #[arg(long, global = true, env = APPROVER_TOKEN_VARIABLE, hide_env_values = true)]
     pub token: Option<String>,
     /// Print the service's JSON instead of readable cards.
     #[arg(long, global = true)]
@@ -85,7 +88,7 @@ pub fn run(args: &ApprovalsArgs) -> u8 {
 
 async fn request(args: &ApprovalsArgs) -> u8 {
     let Some(token) = args.token.as_deref().filter(|token| !token.is_empty()) else {
-        eprintln!("askgate: an approver token is required (--token or ASKGATE_TOKEN)");
+        eprintln!("askgate: an approver token is required (--token or {APPROVER_TOKEN_VARIABLE})");
         return super::EXIT_BAD_INPUT;
     };
     let client = reqwest::Client::builder()

@@ -8,7 +8,10 @@
 //! - `detail`: the project detail, `project_info` and the not-found message;
 //! - `read`: `project_read` and `project_search`;
 //! - `write`: `project_write` and `project_delete`;
+//! - `local_place`: where a `local_path` may be read (the root, askgate's own files), and what
+//!   the decision sees of it;
 //! - `local_file`: the `local_path` checks, reading from the checked descriptor;
+//! - `service_files`: askgate's own files, which no `local_path` reaches;
 //! - `save`: mode-0600 files in the spill directory;
 //! - `test_seam`: a one-shot action end-to-end tests arm to swap a `local_path` mid-read;
 //! - `error`: [`ProjectsError`].
@@ -17,8 +20,10 @@ mod api;
 mod detail;
 pub mod error;
 pub(crate) mod local_file;
+pub(crate) mod local_place;
 mod read;
 mod save;
+mod service_files;
 #[doc(hidden)]
 pub mod test_seam;
 mod write;
@@ -41,7 +46,7 @@ use crate::call::{ProjectsCall, ProjectsMethod};
 use api::{Action, Upstream};
 use detail::ProjectDetail;
 pub use error::{ProjectsError, REDACTED_TOKEN};
-pub use local_file::stat_local_file;
+pub use local_place::{observe_local_path, LocalPathRules};
 
 use crate::facts::observations::LocalFileStat;
 
@@ -66,8 +71,8 @@ pub struct ProjectsConfig {
     pub route: ProjectsRoute,
     /// Where spilled docs and raw downloads are saved (mode 0600).
     pub spill_dir: PathBuf,
-    /// `local_path` must stay inside this directory.
-    pub working_dir: PathBuf,
+    /// Where a `local_path` may be read: under the root, never askgate's own files.
+    pub local_path: LocalPathRules,
     /// Per request; [`DEFAULT_TIMEOUT`] is the reference's 30 s.
     pub timeout: Duration,
 }
@@ -107,9 +112,9 @@ impl ProjectsExecutor {
         }
     }
 
-    /// The directory a `local_path` must stay inside.
-    pub fn working_dir(&self) -> &std::path::Path {
-        &self.config.working_dir
+    /// Where a `local_path` may be read.
+    pub fn local_path_rules(&self) -> &LocalPathRules {
+        &self.config.local_path
     }
 
     /// Runs `call` and returns the tool result of client-facts §10.1 (`LoS`).

@@ -74,6 +74,40 @@ pub struct LocalFileStat {
     pub bytes: u64,
 }
 
+/// Where a `project_write` `local_path` lies on askgate's machine, as established for the
+/// decision (N1). Only `under_root` may be read; the policies refuse every other place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LocalPathPlace {
+    /// Not established: nothing looked (hook mode, a failed look-up, an older record).
+    #[default]
+    Unknown,
+    /// `projects.local_path_root` is not configured: no `local_path` is read.
+    RootUnset,
+    /// Outside the root, lexically or once symlinks are resolved.
+    OutsideRoot,
+    /// Under the root but lexically only: the path or the root could not be resolved.
+    Unresolved,
+    /// One of askgate's own files, or inside one of its directories (by device and inode).
+    ServiceFile,
+    /// Under the root, resolved, and none of askgate's own files.
+    UnderRoot,
+}
+
+impl LocalPathPlace {
+    /// The fact's value in the request context.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unknown => "unknown",
+            Self::RootUnset => "root_unset",
+            Self::OutsideRoot => "outside_root",
+            Self::Unresolved => "unresolved",
+            Self::ServiceFile => "service_file",
+            Self::UnderRoot => "under_root",
+        }
+    }
+}
+
 /// The attached Project's data (`detail`) and the credential's scopes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -85,6 +119,8 @@ pub struct ProjectsObservations {
     /// The `local_path` file as stat'ed for this decision; `None` when there is none or it
     /// could not be stat'ed.
     pub local_file: Option<LocalFileStat>,
+    /// Where the `local_path` lies (`unknown` when nothing looked).
+    pub local_path_place: LocalPathPlace,
     pub knowledge_size: Option<i64>,
     pub max_knowledge_size: Option<i64>,
     pub docs: Vec<ProjectDoc>,

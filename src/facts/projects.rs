@@ -1,12 +1,14 @@
 //! facts::projects: gathers the facts of one validated Projects call — the attached project,
 //! the credential, where a write lands (client-facts §10.3 lTf), what a read or delete names,
-//! and the knowledge-budget estimate — into the Cedar context. Decides nothing.
+//! where a `local_path` lies, and the knowledge-budget estimate — into the Cedar context.
+//! Decides nothing.
 
 use std::collections::BTreeSet;
 
 use time::OffsetDateTime;
 
 use super::design::unix_millis;
+use super::observations::LocalPathPlace;
 use super::{CallFacts, CallSummary, EntityRef, Environment, ProjectsObservations, Session};
 use crate::authz::context::{CallContext, ProjectsContext, SurfaceContext};
 use crate::call::{ProjectsCall, ProjectsMethod, WriteSource};
@@ -35,6 +37,7 @@ pub fn gather(
         resolved_path,
         target_kind: target_kind.to_string(),
         source: source.to_string(),
+        local_path_place: local_path_place(call, observed).to_string(),
         size_known,
         content_bytes: i64::try_from(content_bytes).unwrap_or(i64::MAX),
         estimated_tokens: i64::try_from(estimated_tokens).unwrap_or(i64::MAX),
@@ -90,6 +93,17 @@ fn source(
             None => ("local_path", false, 0),
         },
         None => ("none", false, 0),
+    }
+}
+
+/// Where a `local_path` lies, as observed for this decision: `none` without one, `unknown` when
+/// nothing was observed (the policies refuse every place but `under_root`).
+fn local_path_place(call: &ProjectsCall, observed: Option<&ProjectsObservations>) -> &'static str {
+    match &call.source {
+        Some(WriteSource::LocalPath(_)) => observed
+            .map_or(LocalPathPlace::Unknown, |data| data.local_path_place)
+            .as_str(),
+        _ => "none",
     }
 }
 

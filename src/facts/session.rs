@@ -123,6 +123,11 @@ pub enum SessionTextError {
         "`{field}` holds the unprintable character U+{code:04X}: use printable characters only"
     )]
     Unprintable { field: &'static str, code: u32 },
+    #[error("`{field}` may not start with `{prefix}`: askgate names its own sessions so")]
+    Reserved {
+        field: &'static str,
+        prefix: &'static str,
+    },
 }
 
 impl SessionTextError {
@@ -130,7 +135,8 @@ impl SessionTextError {
         match self {
             Self::Empty { field }
             | Self::TooLong { field, .. }
-            | Self::Unprintable { field, .. } => field,
+            | Self::Unprintable { field, .. }
+            | Self::Reserved { field, .. } => field,
         }
     }
 }

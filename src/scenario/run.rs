@@ -10,10 +10,13 @@ use crate::authz::{decide, Decision, PolicySnapshot};
 use crate::call::{CallError, Catalog, DesignCall, ProjectsCall};
 use crate::facts::{self, CallFacts, DesignObservations};
 use crate::paths::PathSet;
-use crate::state::{ApprovedPlan, DesignState};
+use crate::state::{ApprovedPlan, DesignState, SessionKey};
 
-/// The session a scenario's call and plans belong to (a scenario describes one session).
-pub const SCENARIO_SESSION: &str = "scenario";
+/// The session a scenario's call and plans belong to (a scenario describes one session of one
+/// principal).
+pub fn scenario_session() -> SessionKey {
+    SessionKey::new("scenario", "scenario")
+}
 
 /// What a scenario came to: a decision, or the call's input error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +55,7 @@ pub fn run(scenario: &Scenario, snapshot: &PolicySnapshot) -> Result<Outcome, Sc
 pub fn gather(scenario: &Scenario) -> Result<Result<CallFacts, CallError>, ScenarioError> {
     let now = parse_time("now", &scenario.now)?;
     let state = design_state(&scenario.state)?;
+    let session = scenario_session();
     let catalog = scenario.state.catalog.as_ref().map(Catalog::parse);
     match scenario.call.tool.as_str() {
         "ClaudeDesign" => {
@@ -68,7 +72,7 @@ pub fn gather(scenario: &Scenario) -> Result<Result<CallFacts, CallError>, Scena
                 &call,
                 &scenario.session,
                 &scenario.environment,
-                state.stores(SCENARIO_SESSION),
+                state.stores(&session),
                 &observed,
                 now,
             )))
@@ -113,7 +117,7 @@ fn design_state(described: &ScenarioState) -> Result<DesignState, ScenarioError>
             &plan.expires_at,
         )?;
         state.sessions.restore(
-            SCENARIO_SESSION,
+            &scenario_session(),
             ApprovedPlan {
                 token: plan.token.clone(),
                 project_id: plan.project_id.clone(),
@@ -123,17 +127,19 @@ fn design_state(described: &ScenarioState) -> Result<DesignState, ScenarioError>
             },
         );
     }
-    for project in &described.verified_grants {
-        state.grant_verified(project);
-    }
-    for project in &described.grant_ineligible {
-        state.grant_not_eligible(project);
-    }
+    // The flags first: they drop verified marks, so a project the scenario lists as verified
+    // was verified after them (the human re-approved its card) and keeps both.
     if described.recard_all {
         state.grants.recard_all();
     }
     for project in &described.recard {
         state.grants.recard_flagged(project);
+    }
+    for project in &described.verified_grants {
+        state.grant_verified(project);
+    }
+    for project in &described.grant_ineligible {
+        state.grant_not_eligible(project);
     }
     Ok(state)
 }

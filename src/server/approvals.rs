@@ -32,6 +32,12 @@ pub enum LimitError {
     Total { limit: usize },
     #[error("the held calls would pass {limit} bytes (`approvals.max_held_bytes`) with this call's {bytes}: try again later")]
     Bytes { limit: u64, bytes: u64 },
+    #[error("`{caller}`'s held calls would pass {limit} bytes (`approvals.max_held_bytes_per_caller`) with this call's {bytes}: wait until an approver answers or some expire")]
+    CallerBytes {
+        caller: String,
+        limit: u64,
+        bytes: u64,
+    },
 }
 
 /// An approval taken out of pending by an approver (or a refusal): the held call moves here.
@@ -102,10 +108,12 @@ impl ApprovalStore {
         book.next_seq += 1;
         book.open += 1;
         book.open_bytes = book.open_bytes.saturating_add(bytes);
-        *book
+        let open = book
             .open_by_caller
             .entry(view.requested_by.clone())
-            .or_default() += 1;
+            .or_default();
+        open.count += 1;
+        open.bytes = open.bytes.saturating_add(bytes);
         book.pending.insert(seq, view.id.clone());
         let entry = Entry {
             seq,
@@ -123,8 +131,8 @@ impl ApprovalStore {
 
     fn admit(&self, book: &Book, caller: &str, bytes: u64) -> Result<(), LimitError> {
         let limits = &self.limits;
-        let held = book.open_by_caller.get(caller).copied().unwrap_or(0);
-        if held >= limits.max_pending_per_caller {
+        let held = book.open_by_caller.get(caller).copied().unwrap_or_default();
+        if held.count >= limits.max_pending_per_caller {
             return Err(LimitError::PerCaller {
                 caller: caller.to_string(),
                 limit: limits.max_pending_per_caller,
@@ -138,6 +146,13 @@ impl ApprovalStore {
         if book.open_bytes.saturating_add(bytes) > limits.max_held_bytes {
             return Err(LimitError::Bytes {
                 limit: limits.max_held_bytes,
+                bytes,
+            });
+        }
+        if held.bytes.saturating_add(bytes) > limits.max_held_bytes_per_caller {
+            return Err(LimitError::CallerBytes {
+                caller: caller.to_string(),
+                limit: limits.max_held_bytes_per_caller,
                 bytes,
             });
         }

@@ -44,17 +44,17 @@ impl AppState {
             id: format!("ap_{}", uuid::Uuid::new_v4().simple()),
             status: ApprovalStatus::Pending,
             requested_by: caller.principal.clone(),
-            session_id: prepared.session_id.clone(),
+            session_id: prepared.session_key.id.clone(),
             summary: prepared.facts.summary.clone(),
             card,
             created_at: now,
-            expires_at: now + inner.approval_ttl,
+            expires_at: now + approval_life(inner.approval_ttl, prepared.waits_for),
             approved_by: None,
             result: None,
         };
         let decision_id = prepared.decision_id;
         let pending = PendingCall {
-            session_id: prepared.session_id,
+            session_key: prepared.session_key,
             session: prepared.session,
             call: prepared.call,
             kinds,
@@ -134,9 +134,10 @@ impl AppState {
             match logged {
                 Ok(()) => {
                     let now = inner.clock.now();
+                    let result = refused_result(&by, note.as_deref());
                     inner
                         .approvals
-                        .finish(&claim.id, ApprovalStatus::Refused, None, now);
+                        .finish(&claim.id, ApprovalStatus::Refused, Some(result), now);
                     inner.approvals.view(&claim.id, now)
                 }
                 Err(error) => {
@@ -191,6 +192,14 @@ impl AppState {
     }
 }
 
+/// An approval lives for the configured TTL, or as long as its asking call waits if that is
+/// shorter (the card's time left is then the time the call really waits).
+fn approval_life(ttl: time::Duration, waits_for: Option<std::time::Duration>) -> time::Duration {
+    waits_for
+        .and_then(|wait| time::Duration::try_from(wait).ok())
+        .map_or(ttl, |wait| wait.min(ttl))
+}
+
 fn closed_view(
     caller: &Caller,
     prepared: &Prepared,
@@ -201,13 +210,15 @@ fn closed_view(
         id: String::new(),
         status: ApprovalStatus::Refused,
         requested_by: caller.principal.clone(),
-        session_id: prepared.session_id.clone(),
+        session_id: prepared.session_key.id.clone(),
         summary: prepared.facts.summary.clone(),
         card: crate::authz::Approval::Batch {
             tool: prepared.facts.summary.tool.clone(),
             operation: prepared.facts.summary.operation.clone(),
             project_id: None,
             targets: Vec::new(),
+            writes: Vec::new(),
+            deletes: Vec::new(),
             message: decision.reason.clone(),
             scope: "this call only".to_string(),
             also: Vec::new(),
@@ -227,6 +238,15 @@ fn also(card: &crate::authz::Approval) -> Vec<crate::authz::ApprovalKind> {
         | Approval::Plan { also, .. }
         | Approval::Batch { also, .. } => also.clone(),
     }
+}
+
+/// What the asking agent is told of a refusal: who refused, and their note.
+fn refused_result(by: &str, note: Option<&str>) -> Value {
+    let message = match note {
+        Some(note) => format!("refused by `{by}`: {note}"),
+        None => format!("refused by `{by}` (no note)"),
+    };
+    super::execute::error_json("refused", &message)
 }
 
 /// The longest approver's note, in characters (code points).

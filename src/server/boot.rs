@@ -18,7 +18,9 @@ use crate::authz::{LoadError, PolicySnapshot};
 use crate::cli::sources::{self, PolicyArgs};
 use crate::executor::credentials::Credentials;
 use crate::executor::design::{DesignClient, DesignConfig};
-use crate::executor::projects::{ProjectsConfig, ProjectsExecutor, ProjectsRoute, TokenSource};
+use crate::executor::projects::{
+    LocalPathRules, ProjectsConfig, ProjectsExecutor, ProjectsRoute, TokenSource,
+};
 use crate::sandbox::{Sandbox, SandboxConfig};
 
 /// The attached Project of the sandbox's seed state.
@@ -175,7 +177,10 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
                 project_uuid: project.to_string(),
                 route,
                 spill_dir: config.spill_dir.clone(),
-                working_dir: config.working_dir.clone(),
+                local_path: LocalPathRules {
+                    root: config.local_path_root.clone(),
+                    service_paths: config.service_paths(),
+                },
                 timeout: Duration::from_secs(30),
             },
             tokens,
@@ -200,6 +205,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         reloader: Some(Arc::new(reloader)),
         journal: journal(config)?,
         mcp: config.mcp.clone(),
+        metrics_token: config.metrics_token.clone(),
     };
     let state = AppState(Arc::new(inner));
     super::approving::spawn_sweeper(&state);

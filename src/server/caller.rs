@@ -1,5 +1,6 @@
 //! server::caller: who is calling — a bearer token from the configuration, mapped to a role
-//! and a principal. An agent token can never approve, consent or revoke.
+//! and a principal. Roles are exclusive (SPEC §11): an agent token can never approve, consent,
+//! revoke or reload, and an approver token can never ask (so nobody approves their own call).
 
 use std::collections::HashMap;
 
@@ -47,6 +48,32 @@ impl Default for SessionDefaults {
     }
 }
 
+/// The request's `Authorization: Bearer` token.
+fn bearer(headers: &HeaderMap) -> Result<&str, ApiError> {
+    let header = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .ok_or(ApiError::Unauthenticated("missing bearer token"))?;
+    let token = header
+        .strip_prefix("Bearer ")
+        .ok_or(ApiError::Unauthenticated(
+            "the authorization header is not a bearer token",
+        ))?;
+    Ok(token.trim())
+}
+
+/// The request carries exactly `expected` as its bearer token (compared in constant time);
+/// used by endpoints guarded by a token of their own (`metrics_token`).
+pub fn require_token(headers: &HeaderMap, expected: &str) -> Result<(), ApiError> {
+    use subtle::ConstantTimeEq;
+    let token = bearer(headers)?;
+    if bool::from(token.as_bytes().ct_eq(expected.as_bytes())) {
+        Ok(())
+    } else {
+        Err(ApiError::Unauthenticated("unknown bearer token"))
+    }
+}
+
 /// The configured bearer tokens. Tokens are compared whole and never logged.
 #[derive(Debug, Clone, Default)]
 pub struct Callers {
@@ -67,28 +94,24 @@ impl Callers {
 
     /// The caller behind the request's `Authorization: Bearer` header.
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
-        let header = headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .ok_or(ApiError::Unauthenticated("missing bearer token"))?;
-        let token = header
-            .strip_prefix("Bearer ")
-            .ok_or(ApiError::Unauthenticated(
-                "the authorization header is not a bearer token",
-            ))?;
+        let token = bearer(headers)?;
         self.by_token
-            .get(token.trim())
+            .get(token)
             .cloned()
             .ok_or(ApiError::Unauthenticated("unknown bearer token"))
     }
 
+    /// The caller, if its role is `role`; the other role is 403.
     pub fn require(&self, headers: &HeaderMap, role: Role) -> Result<Caller, ApiError> {
         let caller = self.authenticate(headers)?;
         match (role, caller.role) {
-            (Role::Agent, _) | (Role::Approver, Role::Approver) => Ok(caller),
+            (Role::Agent, Role::Agent) | (Role::Approver, Role::Approver) => Ok(caller),
             (Role::Approver, Role::Agent) => {
                 Err(ApiError::Forbidden("only an approver can do this"))
             }
+            (Role::Agent, Role::Approver) => Err(ApiError::Forbidden(
+                "an approver token cannot ask for calls: use an agent token",
+            )),
         }
     }
 }

@@ -5,6 +5,7 @@
 mod approvals;
 mod http;
 mod notify;
+mod projects;
 mod raw;
 
 use std::net::SocketAddr;
@@ -20,6 +21,7 @@ pub use http::{
     RESERVED_HEADER_READ_TIMEOUT,
 };
 pub use notify::RawNotify;
+pub use projects::RawProjects;
 pub use raw::{RawCaller, RawConfig, RawUpstreamCredentials};
 
 /// Demo caller tokens used only when none are configured and the service listens on loopback.
@@ -64,7 +66,10 @@ pub struct Config {
     pub credentials: Option<RawUpstreamCredentials>,
     pub org_uuid: String,
     pub spill_dir: PathBuf,
-    pub working_dir: PathBuf,
+    /// The only directory a `local_path` is read under; `None` refuses every `local_path`.
+    pub local_path_root: Option<PathBuf>,
+    /// The configuration file, when there is one (askgate's own: see `service_paths`).
+    pub config_file: Option<PathBuf>,
     pub shadow_policies: Vec<PathBuf>,
     pub log_dir: Option<PathBuf>,
     pub refuse_without_log: bool,
@@ -73,6 +78,8 @@ pub struct Config {
     pub mcp: super::mcp::McpSettings,
     /// The approval webhook (`notify`), if any.
     pub notify: Option<super::notify::WebhookTarget>,
+    /// The bearer token `GET /metrics` requires, if any.
+    pub metrics_token: Option<String>,
 }
 
 impl Config {
@@ -112,7 +119,8 @@ impl Config {
         let spill_dir = raw
             .spill_dir
             .unwrap_or_else(|| std::env::temp_dir().join("askgate-spill"));
-        let working_dir = raw.working_dir.unwrap_or_else(|| PathBuf::from("."));
+        projects::refuse_working_dir(raw.working_dir.is_some())?;
+        let local_path_root = raw.projects.unwrap_or_default().validate()?;
         let refuse_without_log = match raw.log_failure.as_deref() {
             None | Some("refuse") => true,
             Some("allow") => false,
@@ -135,12 +143,17 @@ impl Config {
         };
         let approvals = ApprovalLimits::validate(raw.approvals)?;
         let http = HttpLimits::validate(raw.http)?;
-        let mcp = super::mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
+        let mut mcp = super::mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
+        mcp.max_body_bytes = http.max_body_bytes;
         let notify = raw
             .notify
             .unwrap_or_default()
             .validate(&listen.to_string())?;
+        if let Some(token) = &raw.metrics_token {
+            token_strength(token, "metrics_token")?;
+        }
         Ok(Self {
+            metrics_token: raw.metrics_token,
             mcp,
             notify,
             approvals,
@@ -160,7 +173,8 @@ impl Config {
             credentials: raw.upstream_credentials,
             org_uuid: raw.org_uuid.unwrap_or_else(|| "org-0000".to_string()),
             spill_dir,
-            working_dir,
+            local_path_root,
+            config_file: raw.config_file,
         })
     }
 }
@@ -206,6 +220,33 @@ fn without_userinfo(text: &str) -> String {
     }
 }
 
+/// The shortest secret accepted as a bearer token (caller or metrics).
+pub const MIN_TOKEN_CHARS: usize = 32;
+
+/// A token must be long enough to be a secret and usable in an `Authorization` header: at least
+/// [`MIN_TOKEN_CHARS`] characters, none of them whitespace or control characters. The token
+/// itself is never echoed.
+fn token_strength(token: &str, field: &str) -> Result<(), ConfigError> {
+    let chars = token.chars().count();
+    if chars < MIN_TOKEN_CHARS {
+        return Err(ConfigError::new(
+            field,
+            format!("is {chars} characters long: use a random secret of at least {MIN_TOKEN_CHARS} characters"),
+        ));
+    }
+    if let Some(bad) = token.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        return Err(ConfigError::new(
+            field,
+            format!(
+                "holds the character U+{:04X} (whitespace or a control character), which no \
+                 `Authorization` header can carry: use printable characters only",
+                u32::from(bad)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn callers(
     raw: Option<Vec<RawCaller>>,
     listen: SocketAddr,
@@ -240,11 +281,9 @@ fn callers(
     };
     let mut seen = std::collections::HashSet::new();
     for (index, caller) in raw.iter().enumerate() {
-        if caller.token.len() < 16 {
-            return Err(ConfigError::new(
-                &format!("callers[{index}].token"),
-                "must be at least 16 characters".to_string(),
-            ));
+        let published = [DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN].contains(&caller.token.as_str());
+        if !published {
+            token_strength(&caller.token, &format!("callers[{index}].token"))?;
         }
         if caller.principal.trim().is_empty() {
             return Err(ConfigError::new(
@@ -252,7 +291,6 @@ fn callers(
                 "must not be empty".to_string(),
             ));
         }
-        let published = [DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN].contains(&caller.token.as_str());
         if published && !listen.ip().is_loopback() {
             return Err(ConfigError::new(
                 &format!("callers[{index}].token"),

@@ -18,6 +18,9 @@ pub enum ApiError {
     BadCall(CallError),
     #[error("invalid request body: {0}")]
     BadBody(String),
+    /// A session identifier that is refused, named by its field (`session.id`).
+    #[error("invalid {0}")]
+    BadSession(crate::facts::session::SessionTextError),
     /// A key sent twice in the body; `path` names it (`input.arguments.project_id`) (C5).
     #[error("duplicate key `{key}` in the request body: send each key once")]
     DuplicateKey { key: String, path: String },
@@ -48,6 +51,7 @@ impl ApiError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::BadCall(_)
             | Self::BadBody(_)
+            | Self::BadSession(_)
             | Self::DuplicateKey { .. }
             | Self::BadQuery { .. } => StatusCode::BAD_REQUEST,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
@@ -65,6 +69,7 @@ impl ApiError {
             Self::BadCall(error) => Some(format!("call.input.{}", error.field)),
             Self::BadBody(_) | Self::TooLarge(_) | Self::BodyTimeout(_) => Some("body".to_string()),
             Self::DuplicateKey { path, .. } => Some(path.clone()),
+            Self::BadSession(error) => Some(error.field().to_string()),
             Self::BadQuery { name, .. } => Some(format!("query.{name}")),
             _ => None,
         }

@@ -13,6 +13,7 @@ use crate::executor::result::MappedResult;
 use crate::facts::observations::LocalFileStat;
 use crate::facts::Session;
 use crate::state::followups::{Approved, FollowUps};
+use crate::state::SessionKey;
 
 use super::account::Account;
 
@@ -37,7 +38,7 @@ pub fn approved(kinds: &[ApprovalKind]) -> Approved {
 
 pub struct DesignRun<'a> {
     pub account: &'a Account,
-    pub session_id: &'a str,
+    pub session_key: &'a SessionKey,
     pub session: &'a Session,
     pub call: &'a DesignCall,
     /// The approvals a human gave for this call (empty for an allowed call).
@@ -51,7 +52,7 @@ impl DesignRun<'_> {
         let session = self.session.to_context();
         FollowUps {
             state: &self.account.state,
-            session_id: self.session_id,
+            session: self.session_key,
             call: self.call,
             approved: approved(self.approved),
             may_record: session.may_record,

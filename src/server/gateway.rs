@@ -15,12 +15,11 @@ use super::error::ApiError;
 use super::execute::{run_projects, DesignRun};
 use super::metrics::Metrics;
 use super::observe;
-use super::wire::SessionBody;
 use crate::authz::{decide, Decision, Outcome, PolicySnapshot};
 use crate::call::{effective_hints, CallError, Catalog, DesignCall, ProjectsCall};
 use crate::facts::observations::LocalFileStat;
-use crate::facts::session::{check_session_text, SessionTextError};
 use crate::facts::{self, CallFacts, DesignObservations, Environment};
+use crate::state::SessionKey;
 
 pub struct Inner {
     pub snapshot: ArcSwap<PolicySnapshot>,
@@ -47,6 +46,8 @@ pub struct Inner {
     pub journal: super::journal::Journal,
     /// The MCP front door's settings (`server::mcp`).
     pub mcp: super::mcp::McpSettings,
+    /// The bearer token `GET /metrics` requires, if one is configured.
+    pub metrics_token: Option<String>,
 }
 
 /// The service's shared state; cheap to clone.
@@ -56,7 +57,8 @@ pub struct AppState(pub Arc<Inner>);
 /// A call after validation and fact gathering, ready to decide.
 pub struct Prepared {
     pub decision_id: String,
-    pub session_id: String,
+    /// Whose session: the caller's principal and the session id (plans are kept per key).
+    pub session_key: SessionKey,
     pub session: crate::facts::Session,
     pub call: ApprovedCall,
     pub facts: CallFacts,
@@ -64,6 +66,10 @@ pub struct Prepared {
     pub local_file: Option<LocalFileStat>,
     /// The client's id for this tool call (MCP `_meta`), logged with the decision.
     pub tool_use_id: Option<String>,
+    /// How long the asking call will wait for an approver, when it waits (an MCP call's
+    /// `mcp.approval_wait_seconds`): an ask's approval then expires with the wait, so its card
+    /// promises no time nobody is waiting for.
+    pub waits_for: Option<std::time::Duration>,
 }
 
 /// What the gateway did with a call.
@@ -90,26 +96,21 @@ impl AppState {
     /// (no upstream observation: consent as cached, no grants, identity, new catalog or project
     /// detail) runs first; when a `@gate` policy denies it, those facts are the call's and
     /// nothing is sent upstream. Otherwise the observations the call needs are fetched and the
-    /// facts gathered again with them.
+    /// facts gathered again with them. `session_key` is the caller's (its principal from the
+    /// token); the front door has checked the ids it was built from.
     pub async fn prepare(
         &self,
+        session_key: SessionKey,
+        session: crate::facts::Session,
         tool: &str,
-        session: &SessionBody,
         input: Value,
     ) -> Result<Prepared, ApiError> {
-        check_session_text("session.id", &session.id, true).map_err(bad_session)?;
-        if let Some(agent_id) = &session.agent_id {
-            check_session_text("session.agent_id", agent_id, false).map_err(bad_session)?;
-        }
-        let facts_session = session.facts();
         let (call, facts, local_file) = match tool {
             "ClaudeDesign" => {
-                let (call, facts) = self
-                    .prepare_design(&session.id, &facts_session, input)
-                    .await?;
+                let (call, facts) = self.prepare_design(&session_key, &session, input).await?;
                 (call, facts, None)
             }
-            "Projects" => self.prepare_projects(&facts_session, &input).await?,
+            "Projects" => self.prepare_projects(&session, &input).await?,
             other => {
                 return Err(ApiError::BadBody(format!(
                     "unknown tool `{other}`: use `ClaudeDesign` or `Projects`"
@@ -118,12 +119,13 @@ impl AppState {
         };
         Ok(Prepared {
             decision_id: uuid::Uuid::new_v4().to_string(),
-            session_id: session.id.clone(),
-            session: facts_session,
+            session_key,
+            session,
             call,
             facts,
             local_file,
             tool_use_id: None,
+            waits_for: None,
         })
     }
 
@@ -135,13 +137,13 @@ impl AppState {
 
     async fn prepare_design(
         &self,
-        session_id: &str,
+        session_key: &SessionKey,
         session: &crate::facts::Session,
         input: Value,
     ) -> Result<(ApprovedCall, CallFacts), ApiError> {
         let inner = self.inner();
         let account = &inner.account;
-        let stores = account.state.stores(session_id);
+        let stores = account.state.stores(session_key);
         let cached = account.catalog();
         let local = local_design_call(&input, cached.as_ref()).map_err(ApiError::BadCall)?;
         let unobserved = DesignObservations {
@@ -185,12 +187,12 @@ impl AppState {
     ) -> (CallFacts, Option<LocalFileStat>) {
         let inner = self.inner();
         let (environment, now) = (&inner.environment, inner.clock.now());
-        let local = observe::projects_local(&inner.account, &inner.scopes);
+        let local = observe::projects_local(&inner.account, call, &inner.scopes).await;
         let local_facts = facts::projects::gather(call, session, environment, local.as_ref(), now);
         if self.gated(&local_facts) {
             return (local_facts, None);
         }
-        let observed = observe::projects(&inner.account, call, &inner.scopes).await;
+        let observed = observe::projects(&inner.account, call, local).await;
         let facts = facts::projects::gather(call, session, environment, observed.as_ref(), now);
         (facts, observed.and_then(|observed| observed.local_file))
     }
@@ -199,7 +201,7 @@ impl AppState {
     /// them), gates first as for a new call: nothing goes upstream when a gate now denies.
     pub async fn gather(
         &self,
-        session_id: &str,
+        session_key: &SessionKey,
         session: &crate::facts::Session,
         call: &ApprovedCall,
     ) -> (CallFacts, Option<LocalFileStat>) {
@@ -209,7 +211,7 @@ impl AppState {
         };
         let inner = self.inner();
         let account = &inner.account;
-        let stores = account.state.stores(session_id);
+        let stores = account.state.stores(session_key);
         let cached = account.catalog();
         let unobserved = DesignObservations {
             server_grants: crate::facts::ServerGrants {
@@ -340,7 +342,7 @@ impl AppState {
         approved: &[crate::authz::ApprovalKind],
     ) -> Value {
         self.run_decided(
-            &prepared.session_id,
+            &prepared.session_key,
             &prepared.session,
             &prepared.call,
             approved,
@@ -353,18 +355,18 @@ impl AppState {
     /// to (the approval re-decides and should pass one to [`Self::run_decided`]).
     pub async fn run(
         &self,
-        session_id: &str,
+        session_key: &SessionKey,
         session: &crate::facts::Session,
         call: &ApprovedCall,
         approved: &[crate::authz::ApprovalKind],
     ) -> Value {
-        self.run_decided(session_id, session, call, approved, None)
+        self.run_decided(session_key, session, call, approved, None)
             .await
     }
 
     pub async fn run_decided(
         &self,
-        session_id: &str,
+        session_key: &SessionKey,
         session: &crate::facts::Session,
         call: &ApprovedCall,
         approved: &[crate::authz::ApprovalKind],
@@ -376,7 +378,7 @@ impl AppState {
             ApprovedCall::Design(call) => {
                 DesignRun {
                     account: &inner.account,
-                    session_id,
+                    session_key,
                     session,
                     call,
                     approved,
@@ -393,10 +395,6 @@ impl AppState {
         }
         result
     }
-}
-
-fn bad_session(error: SessionTextError) -> ApiError {
-    ApiError::BadBody(error.to_string())
 }
 
 /// The call as far as it can be validated without asking the upstream. An operation outside

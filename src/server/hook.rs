@@ -5,7 +5,8 @@
 //! [`crate::authz::baseline::HOOK_SHARED_FILES`]) and Cedar's deny or ask is answered as the
 //! hook's `deny` or `ask`; an allow is no opinion. Nothing is executed and nothing is sent
 //! upstream. Every answer is a 2xx the client reads — an HTTP hook fails open on errors, so a
-//! problem after authentication is answered as a deny that names it.
+//! problem after authentication is answered as a deny that names it; so is an id in the input
+//! that is too long or not printable ([`check_input`]), which is never logged.
 
 pub mod wire;
 
@@ -22,8 +23,9 @@ use super::error::ApiError;
 use super::gateway::{AppState, Prepared};
 use crate::authz::{Decision, Outcome};
 use crate::call::{DesignCall, ProjectsCall};
+use crate::facts::session::check_session_text;
 use crate::facts::{self, AgentKind, DesignObservations, Environment, Mode, Session};
-use crate::state::DesignState;
+use crate::state::{DesignState, SessionKey};
 use wire::{HookInput, HookOutput, PRE_TOOL_USE};
 
 /// The header the hook command fills from the client's `CLAUDE_PROJECT_UUID` (the client's
@@ -33,17 +35,21 @@ pub const ATTACHED_PROJECT_HEADER: &str = "askgate-claude-project";
 /// What the attached Project is called in hook mode when the client did not say.
 const UNKNOWN_PROJECT: &str = "unknown";
 
-/// The longest `session_id` accepted, in UTF-8 bytes.
-const SESSION_ID_BYTES: usize = 256;
+/// The longest `tool_use_id` accepted, in UTF-8 bytes, as over MCP (Claude Code's are
+/// `toolu_` and 24 characters); the other ids are held to the HTTP API's 256.
+const TOOL_USE_ID_BYTES: usize = 128;
 
 pub async fn claude_code(
     State(state): State<AppState>,
     headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    state.inner().callers.require(&headers, Role::Agent)?;
+    let caller = state.inner().callers.require(&headers, Role::Agent)?;
     let output = match super::wire::parse_body::<HookInput>(&body) {
-        Ok(input) => state.hook_answer(&input, attached_project(&headers)).await,
+        Ok(input) => {
+            let project = attached_project(&headers);
+            state.hook_answer(&caller.principal, &input, project).await
+        }
         Err(error) => HookOutput::deny(&format!("askgate could not read the hook input: {error}")),
     };
     Ok(Json(output).into_response())
@@ -59,7 +65,15 @@ fn attached_project(headers: &HeaderMap) -> Option<String> {
 }
 
 impl AppState {
-    async fn hook_answer(&self, input: &HookInput, project: Option<String>) -> HookOutput {
+    async fn hook_answer(
+        &self,
+        principal: &str,
+        input: &HookInput,
+        project: Option<String>,
+    ) -> HookOutput {
+        if let Err(problem) = check_input(input) {
+            return HookOutput::deny(&format!("askgate could not read the hook input: {problem}"));
+        }
         if input.hook_event_name != PRE_TOOL_USE {
             return HookOutput::deny(&format!(
                 "askgate answers `{PRE_TOOL_USE}` hooks only, not `{}`",
@@ -71,7 +85,7 @@ impl AppState {
         }
         let now = self.inner().clock.now();
         let environment = hook_environment(&self.inner().environment, project);
-        let prepared = match prepare(input, &environment, now) {
+        let prepared = match prepare(input, principal, &environment, now) {
             Ok(prepared) => prepared,
             Err(problem) => return HookOutput::deny(&format!("askgate: {problem}")),
         };
@@ -101,16 +115,35 @@ fn hook_environment(environment: &Environment, project: Option<String>) -> Envir
     hook
 }
 
+/// The hook input's texts that are echoed or logged — the ids, the event and the mode — are
+/// bounded and printable like the HTTP API's (`session.id`, `session.agent_id`): a problem
+/// names the field, never the value, so nothing raw and unbounded reaches a reason or the log.
+fn check_input(input: &HookInput) -> Result<(), String> {
+    let texts = [
+        ("hook_event_name", Some(&input.hook_event_name), true),
+        ("session_id", Some(&input.session_id), true),
+        ("agent_id", input.agent_id.as_ref(), false),
+        ("permission_mode", input.permission_mode.as_ref(), true),
+        ("tool_use_id", Some(&input.tool_use_id), true),
+    ];
+    for (field, value, required) in texts {
+        if let Some(value) = value {
+            check_session_text(field, value, required).map_err(|error| error.to_string())?;
+        }
+    }
+    let bytes = input.tool_use_id.len();
+    if bytes > TOOL_USE_ID_BYTES {
+        return Err(format!(
+            "`tool_use_id` is {bytes} bytes long: at most {TOOL_USE_ID_BYTES} bytes"
+        ));
+    }
+    Ok(())
+}
+
 /// The session facts a hook input carries. A prompt is the client's to show, so askgate's
 /// ask is always answered as `ask` (`interactive`); the adapter is a `PreToolUse` hook, not a
 /// permission-request hook.
 fn session(input: &HookInput) -> Result<Session, String> {
-    let id = &input.session_id;
-    if id.is_empty() || id.len() > SESSION_ID_BYTES || id.chars().any(char::is_control) {
-        return Err(format!(
-            "`session_id` must be 1–{SESSION_ID_BYTES} bytes of printable characters"
-        ));
-    }
     let mode = match input.permission_mode.as_deref() {
         None => Mode::Default,
         Some(mode) => serde_json::from_value(serde_json::Value::String(mode.to_string()))
@@ -135,10 +168,12 @@ fn session(input: &HookInput) -> Result<Session, String> {
 /// client's) and no upstream observations.
 fn prepare(
     input: &HookInput,
+    principal: &str,
     environment: &Environment,
     now: OffsetDateTime,
 ) -> Result<Prepared, String> {
     let session = session(input)?;
+    let key = SessionKey::new(principal, input.session_id.clone());
     let (call, facts) = if input.tool_name == "ClaudeDesign" {
         let call = DesignCall::parse(input.tool_input.clone(), None).map_err(|e| e.to_string())?;
         let state = DesignState::default();
@@ -147,7 +182,7 @@ fn prepare(
             &call,
             &session,
             environment,
-            state.stores(&input.session_id),
+            state.stores(&key),
             &observed,
             now,
         );
@@ -159,12 +194,13 @@ fn prepare(
     };
     Ok(Prepared {
         decision_id: uuid::Uuid::new_v4().to_string(),
-        session_id: input.session_id.clone(),
+        session_key: key,
         session,
         call,
         facts,
         local_file: None,
         tool_use_id: Some(input.tool_use_id.clone()),
+        waits_for: None,
     })
 }
 

@@ -90,7 +90,7 @@ impl Journal {
             id: prepared.decision_id.clone(),
             time: now,
             account: ACCOUNT.to_string(),
-            session: prepared.session_id.clone(),
+            session: prepared.session_key.id.clone(),
             tool_use_id: tool_use_id.map(str::to_string),
         };
         let mut record = match DecisionRecord::new(origin, &prepared.facts, decision) {

@@ -61,6 +61,16 @@ pub struct Metrics {
     shadow: DashMap<&'static str, AtomicU64>,
     pub decision_latency: Histogram,
     pub upstream_latency: Histogram,
+    /// 2026-07-28 approval links: offered, redeemed by a retry, refused.
+    approval_links: [AtomicU64; 3],
+}
+
+/// A step of a 2026-07-28 approval link (`server::mcp::link`).
+#[derive(Debug, Clone, Copy)]
+pub enum LinkStep {
+    Offered = 0,
+    Redeemed = 1,
+    Refused = 2,
 }
 
 impl Metrics {
@@ -78,6 +88,12 @@ impl Metrics {
             .entry(kind.to_string())
             .or_default()
             .fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn approval_link(&self, step: LinkStep) {
+        if let Some(count) = self.approval_links.get(step as usize) {
+            count.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// A shadow policy set agreed (or not) with the live one.
@@ -149,6 +165,17 @@ impl Metrics {
         out.push_str("# HELP askgate_webhook_attempt_failures_total Webhook attempts that failed (each retry counts).\n# TYPE askgate_webhook_attempt_failures_total counter\n");
         let failures = webhook.attempt_failures.load(Ordering::Relaxed);
         let _ = writeln!(out, "askgate_webhook_attempt_failures_total {failures}");
+        out.push_str("# HELP askgate_mcp_approval_links_total 2026-07-28 approval links (input_required) by step.\n# TYPE askgate_mcp_approval_links_total counter\n");
+        for (step, count) in ["offered", "redeemed", "refused"]
+            .iter()
+            .zip(&self.approval_links)
+        {
+            let count = count.load(Ordering::Relaxed);
+            let _ = writeln!(
+                out,
+                "askgate_mcp_approval_links_total{{step=\"{step}\"}} {count}"
+            );
+        }
         out
     }
 }

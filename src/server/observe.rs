@@ -1,15 +1,16 @@
 //! server::observe: what the facts need from outside the process — the consent bit when
 //! unknown, the catalog for an operation outside the static table, the server's grants and the
-//! project's identity for a tokenless write, the attached Project's detail and a `local_path`'s
-//! stat. The gateway calls it only after a first decision on local facts found no gate denying
-//! the call. It fetches; it decides nothing.
+//! project's identity for a tokenless write, the attached Project's detail, and where a
+//! `local_path` lies with its stat. Except for the `local_path` (a look at askgate's own file
+//! system, which the gates read), the gateway calls it only after a first decision on local
+//! facts found no gate denying the call. It fetches; it decides nothing.
 
 use crate::call::{
     static_operation, Catalog, DesignCall, ProjectsCall, ProjectsMethod, WriteSource,
 };
 use crate::executor::design::GrantProbe;
-use crate::executor::projects::{stat_local_file, ProjectsExecutor};
-use crate::facts::observations::{LocalFileStat, ProjectDoc, ProjectFile};
+use crate::executor::projects::{observe_local_path, ProjectsExecutor};
+use crate::facts::observations::{LocalFileStat, LocalPathPlace, ProjectDoc, ProjectFile};
 use crate::facts::{DesignObservations, ProjectsObservations, ServerGrants};
 use crate::state::ConsentState;
 
@@ -86,19 +87,9 @@ pub async fn design(
 }
 
 /// What is known of the attached Project before anything is asked upstream: the credential's
-/// scopes (configuration), with the detail marked unavailable. The first, local decision reads it.
-pub fn projects_local(account: &Account, scopes: &[String]) -> Option<ProjectsObservations> {
-    account.projects.as_ref()?;
-    Some(ProjectsObservations {
-        scopes: scopes.to_vec(),
-        detail_unavailable: true,
-        ..ProjectsObservations::default()
-    })
-}
-
-/// The attached Project's detail for a write or delete (the budget, target and upload rules),
-/// and the `local_path` file's stat; the detail is marked unavailable when the lookup fails.
-pub async fn projects(
+/// scopes (configuration) and where a `local_path` lies, with the detail marked unavailable.
+/// The first, local decision reads it; [`projects`] completes it.
+pub async fn projects_local(
     account: &Account,
     call: &ProjectsCall,
     scopes: &[String],
@@ -106,7 +97,25 @@ pub async fn projects(
     let executor = account.projects.as_ref()?;
     let mut observed = ProjectsObservations {
         scopes: scopes.to_vec(),
+        detail_unavailable: true,
         ..ProjectsObservations::default()
+    };
+    (observed.local_path_place, observed.local_file) = local_path(executor, call).await;
+    Some(observed)
+}
+
+/// `local` (from [`projects_local`]) completed with the attached Project's detail for a write
+/// or delete (the budget, target and upload rules); the detail is marked unavailable when the
+/// lookup fails.
+pub async fn projects(
+    account: &Account,
+    call: &ProjectsCall,
+    local: Option<ProjectsObservations>,
+) -> Option<ProjectsObservations> {
+    let executor = account.projects.as_ref()?;
+    let mut observed = ProjectsObservations {
+        detail_unavailable: false,
+        ..local?
     };
     if !matches!(
         call.method,
@@ -114,7 +123,6 @@ pub async fn projects(
     ) {
         return Some(observed);
     }
-    observed.local_file = local_file(executor, call).await;
     let info = ProjectsCall {
         method: ProjectsMethod::ProjectInfo,
         path: None,
@@ -133,16 +141,19 @@ pub async fn projects(
     Some(observed)
 }
 
-/// The `local_path` as the decision sees it (device, inode, size), off the async threads.
-async fn local_file(executor: &ProjectsExecutor, call: &ProjectsCall) -> Option<LocalFileStat> {
+/// The `local_path` as the decision sees it (where it lies; device, inode and size), off the
+/// async threads; `unknown` when the look failed.
+async fn local_path(
+    executor: &ProjectsExecutor,
+    call: &ProjectsCall,
+) -> (LocalPathPlace, Option<LocalFileStat>) {
     let Some(WriteSource::LocalPath(given)) = &call.source else {
-        return None;
+        return (LocalPathPlace::Unknown, None);
     };
-    let (working_dir, given) = (executor.working_dir().to_path_buf(), given.clone());
-    tokio::task::spawn_blocking(move || stat_local_file(&working_dir, &given).ok())
+    let (rules, given) = (executor.local_path_rules().clone(), given.clone());
+    tokio::task::spawn_blocking(move || observe_local_path(&rules, &given))
         .await
-        .ok()
-        .flatten()
+        .unwrap_or((LocalPathPlace::Unknown, None))
 }
 
 fn detail_read(observed: &mut ProjectsObservations, detail: &serde_json::Value) {

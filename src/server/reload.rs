@@ -117,7 +117,12 @@ impl Reloader {
                 status.policies = snapshot.len();
                 status.reloads += u64::from(changed);
                 status.last_error = None;
+                // The status is published under its lock with the swap, so a health read that
+                // sees the new set (it loads the set first) also sees the reload that made it.
+                let mut published = self.status.lock().unwrap_or_else(PoisonError::into_inner);
                 swap(snapshot);
+                *published = status.clone();
+                drop(published);
                 ReloadReport {
                     reloaded: changed,
                     snapshot: hash,
@@ -181,11 +186,17 @@ impl Reloader {
 }
 
 /// What the watcher compares: every `*.cedar` entry of every directory as seen through its
-/// symlinks (size, time, device and inode of the file it names, or why it is not one), and any
-/// directory that cannot be listed. A Kubernetes ConfigMap's `..data` swap changes the inode
-/// behind every link, so it is a change (F7); a link whose target vanishes is one too, and the
-/// reload it triggers reports it (C14).
-pub type Fingerprint = Vec<PolicyEntry>;
+/// symlinks (size, time, device and inode of the file it names, or why it is not one), the
+/// SHA-256 of each file's bytes, and any directory that cannot be listed. A Kubernetes
+/// ConfigMap's `..data` swap changes the inode behind every link, so it is a change (F7); a
+/// link whose target vanishes is one too, and the reload it triggers reports it (C14); an edit
+/// in place that keeps the size and the time (`cp -p`, `rsync -t --inplace`) changes the hash.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Fingerprint(Vec<(PolicyEntry, Option<ContentHash>)>);
+
+/// The SHA-256 of a policy file's bytes; `None` in a fingerprint when it could not be read
+/// (the reload that follows reports why).
+type ContentHash = [u8; 32];
 
 pub fn fingerprint_of(live: &PolicyArgs, shadow: Option<&PolicyArgs>) -> Fingerprint {
     let mut dirs: Vec<PathBuf> = live.policies.clone();
@@ -205,7 +216,23 @@ pub fn fingerprint_of(live: &PolicyArgs, shadow: Option<&PolicyArgs>) -> Fingerp
         }
     }
     entries.sort();
-    entries
+    let hashed = entries
+        .into_iter()
+        .map(|entry| {
+            let hash = match &entry {
+                PolicyEntry::File { path, .. } => content_hash(path),
+                PolicyEntry::Problem { .. } => None,
+            };
+            (entry, hash)
+        })
+        .collect();
+    Fingerprint(hashed)
+}
+
+fn content_hash(path: &std::path::Path) -> Option<ContentHash> {
+    use sha2::Digest;
+    let bytes = std::fs::read(path).ok()?;
+    Some(sha2::Sha256::digest(bytes).into())
 }
 
 /// Polls the directories every `every` and reloads when their fingerprint changes.

@@ -11,14 +11,23 @@ use serde_json::{json, Value};
 
 use super::approvals::ApprovalStatus;
 use super::body::RequestBody;
-use super::caller::Role;
+use super::caller::{Caller, Role};
 use super::error::ApiError;
 use super::gateway::{AppState, Handled};
 use super::journal::LogHealth;
-use super::wire::{AuthorizeBody, CallBody, DecisionBody};
+use super::wire::{AuthorizeBody, CallBody, DecisionBody, SessionBody};
+use crate::facts::Session;
+use crate::state::SessionKey;
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     super::wire::parse_body(body)
+}
+
+/// An HTTP call's session: its ids checked, filed under the caller's principal (N2).
+fn http_session(caller: &Caller, body: &SessionBody) -> Result<(SessionKey, Session), ApiError> {
+    body.checked().map_err(ApiError::BadSession)?;
+    let key = SessionKey::new(caller.principal.clone(), body.id.clone());
+    Ok((key, body.facts()))
 }
 
 pub async fn authorize(
@@ -26,9 +35,10 @@ pub async fn authorize(
     headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    state.inner().callers.require(&headers, Role::Agent)?;
+    let caller = state.inner().callers.require(&headers, Role::Agent)?;
     let body: AuthorizeBody = parse(&body)?;
-    let prepared = state.prepare(&body.tool, &body.session, body.input).await?;
+    let (key, session) = http_session(&caller, &body.session)?;
+    let prepared = state.prepare(key, session, &body.tool, body.input).await?;
     let decision = state.decide_and_record(&prepared).await?;
     let mut out = DecisionBody::new(&prepared.decision_id, &decision);
     out.approval = decision.approval.as_ref().map(|card| json!(card));
@@ -62,7 +72,8 @@ async fn tool_call(
 ) -> Result<Response, ApiError> {
     let caller = state.inner().callers.require(&headers, Role::Agent)?;
     let body: CallBody = parse(&body)?;
-    let prepared = state.prepare(tool, &body.session, body.input).await?;
+    let (key, session) = http_session(&caller, &body.session)?;
+    let prepared = state.prepare(key, session, tool, body.input).await?;
     let decision_id = prepared.decision_id.clone();
     let response = match state.handle(&caller, prepared).await? {
         Handled::Allowed { decision, result } => {
@@ -315,7 +326,14 @@ pub async fn reload(
     Ok(Json(json!(report)))
 }
 
-pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+/// `GET /metrics`: open unless `metrics_token` is configured, then that bearer token only.
+pub async fn metrics(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<impl IntoResponse, ApiError> {
+    if let Some(expected) = &state.inner().metrics_token {
+        super::caller::require_token(&headers, expected)?;
+    }
     let mut text = state.inner().metrics.render(
         state
             .inner()
@@ -324,13 +342,13 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         &state.inner().notifier.deliveries,
     );
     state.inner().journal.render_metrics(&mut text);
-    (
+    Ok((
         [(
             axum::http::header::CONTENT_TYPE,
             "text/plain; version=0.0.4",
         )],
         text,
-    )
+    ))
 }
 
 #[cfg(test)]

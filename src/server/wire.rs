@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 pub use duplicates::{first_duplicate_key, DuplicateKey};
 
 use crate::authz::Decision;
+use crate::facts::session::{check_session_text, SessionTextError};
 use crate::facts::{AgentKind, Mode, Session};
 
 /// Parses a JSON body into `T`, refusing a duplicated key (C5) before the typed parse, whose
@@ -39,7 +40,30 @@ pub struct SessionBody {
     pub bypass_available: bool,
 }
 
+/// The session-id prefixes askgate gives its own sessions (MCP): an HTTP caller may not name
+/// a session so, which would share an MCP session's plans (N2).
+pub const RESERVED_SESSION_PREFIXES: [&str; 2] = ["mcp:", "mcp-principal:"];
+
 impl SessionBody {
+    /// The checks an HTTP caller's session ids pass: printable and bounded
+    /// (`check_session_text`), and `session.id` not in askgate's own namespace.
+    pub fn checked(&self) -> Result<(), SessionTextError> {
+        check_session_text("session.id", &self.id, true)?;
+        if let Some(agent_id) = &self.agent_id {
+            check_session_text("session.agent_id", agent_id, false)?;
+        }
+        match RESERVED_SESSION_PREFIXES
+            .iter()
+            .find(|prefix| self.id.starts_with(**prefix))
+        {
+            Some(prefix) => Err(SessionTextError::Reserved {
+                field: "session.id",
+                prefix,
+            }),
+            None => Ok(()),
+        }
+    }
+
     pub fn facts(&self) -> Session {
         Session {
             agent: self.agent,

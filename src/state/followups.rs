@@ -9,7 +9,7 @@
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::{DesignState, PlanApproval, PlanRefusal, MEMBERSHIP_OR_SHARING_OPERATIONS};
+use super::{DesignState, PlanApproval, PlanRefusal, SessionKey, MEMBERSHIP_OR_SHARING_OPERATIONS};
 use crate::call::DesignCall;
 
 /// The approval kinds a human gave for this call (all false for an allowed call).
@@ -25,7 +25,7 @@ pub struct Approved {
 #[derive(Debug, Clone, Copy)]
 pub struct FollowUps<'a> {
     pub state: &'a DesignState,
-    pub session_id: &'a str,
+    pub session: &'a SessionKey,
     pub call: &'a DesignCall,
     pub approved: Approved,
     /// The decision's `session.may_record` fact: approvals here may record consent, grants and
@@ -47,12 +47,13 @@ impl FollowUps<'_> {
     }
 
     /// Before the call goes upstream: an approved finalize_plan replaces the session's earlier
-    /// plans for the project even if it then fails (§3 `IBt`).
+    /// plans for the project even if it then fails (§3 `IBt`), whether its ask was a plan or,
+    /// where no plan can be kept, this call only.
     pub fn before_call(&self) {
-        if self.call.operation == "finalize_plan" && self.approved.plan {
+        let approved = self.approved.plan || self.approved.batch;
+        if self.call.operation == "finalize_plan" && approved {
             if let Some(project_id) = self.call.project_id() {
-                self.state
-                    .plan_finalize_started(self.session_id, project_id);
+                self.state.plan_finalize_started(self.session, project_id);
             }
         }
     }
@@ -149,7 +150,7 @@ impl FollowUps<'_> {
             result_is_error: false,
         };
         self.state
-            .plan_registered(self.session_id, approval, now)
+            .plan_registered(self.session, approval, now)
             .map(drop)
     }
 

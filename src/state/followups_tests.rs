@@ -11,6 +11,9 @@ use time::macros::datetime;
 use super::*;
 use crate::state::ConsentState;
 
+static S1: std::sync::LazyLock<SessionKey> =
+    std::sync::LazyLock::new(|| SessionKey::new("agent-one", "s1"));
+
 const NOW: OffsetDateTime = datetime!(2025-06-01 12:00:00 UTC);
 const PROJECT: &str = "0a1b2c3d-0000-4000-8000-00000000abcd";
 
@@ -30,7 +33,7 @@ fn followups<'a>(
 ) -> FollowUps<'a> {
     FollowUps {
         state,
-        session_id: "s1",
+        session: &S1,
         call,
         approved,
         may_record,
@@ -58,9 +61,15 @@ fn an_approved_finalize_registers_the_plan_in_its_session() {
     let run = followups(&state, &call, approved, true);
     run.before_call();
     run.succeeded(Some(PLAN_RESULT), false, NOW);
-    let plan = state.sessions.plan("s1", "tok-1").unwrap();
+    let plan = state
+        .sessions
+        .plan(&SessionKey::new("agent-one", "s1"), "tok-1")
+        .unwrap();
     assert_eq!(plan.project_id, PROJECT);
-    assert!(state.sessions.plan("s2", "tok-1").is_none());
+    assert!(state
+        .sessions
+        .plan(&SessionKey::new("agent-one", "s2"), "tok-1")
+        .is_none());
 }
 
 #[test]
@@ -115,7 +124,7 @@ fn tokenless_writes_observe_or_verify_the_grant() {
         ..Approved::default()
     };
     followups(&state, &write, approved, true).succeeded(None, false, NOW);
-    assert!(state.grants.is_verified(PROJECT) && !state.grants.needs_recard(PROJECT));
+    assert!(state.grants.is_verified(PROJECT) && state.grants.needs_recard(PROJECT));
 }
 
 #[test]

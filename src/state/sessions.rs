@@ -13,6 +13,7 @@ use dashmap::DashMap;
 use time::OffsetDateTime;
 
 use super::plans::{plan_bytes, ApprovedPlan, PlanApproval, PlanRefusal, PlanStore};
+use super::SessionKey;
 
 /// The most sessions that hold plans at once. Past it, idle sessions are evicted first; if every
 /// session still holds a live plan, the registration is refused (later calls ask: fail closed).
@@ -26,12 +27,12 @@ pub const MAX_PLAN_BYTES: usize = 64 * 1024 * 1024;
 /// A full sweep of every session runs once per this many registrations (amortized O(1)).
 const SWEEP_EVERY: u64 = 1_024;
 
-/// Session id → that session's approved plans; every method takes `&self`.
+/// (principal, session id) → that session's approved plans; every method takes `&self`.
 // INVARIANT: a session in the map holds at least one plan once the change that emptied it
 // returns (removal re-checks emptiness under the shard lock, so no registration is lost).
 #[derive(Debug)]
 pub struct SessionPlans {
-    sessions: DashMap<String, PlanStore>,
+    sessions: DashMap<SessionKey, PlanStore>,
     registrations: AtomicU64,
     /// The registration count at the last full sweep: a full map sweeps at most once per
     /// `SWEEP_EVERY` registrations, so a flood of new sessions cannot make each one O(n).
@@ -73,23 +74,23 @@ impl SessionPlans {
 
     /// The plan registered under `token` in this session, if any (expired ones too: expiry is
     /// judged by policy against the call's own time).
-    pub fn plan(&self, session_id: &str, token: &str) -> Option<ApprovedPlan> {
-        self.sessions.get(session_id)?.get(token)
+    pub fn plan(&self, session: &SessionKey, token: &str) -> Option<ApprovedPlan> {
+        self.sessions.get(session)?.get(token)
     }
 
     /// finalize_plan is about to run in this session: its earlier plans for the project go.
-    pub fn finalize_started(&self, session_id: &str, project_id: &str) {
-        if let Some(store) = self.sessions.get(session_id) {
+    pub fn finalize_started(&self, session: &SessionKey, project_id: &str) {
+        if let Some(store) = self.sessions.get(session) {
             store.finalize_started(project_id);
         }
-        self.removed_if_empty(session_id);
+        self.removed_if_empty(session);
     }
 
     /// finalize_plan succeeded in this session; registers it under the rules of §3 `g0f`, within
     /// the bounds on sessions and on plans per session.
     pub fn finalize_approved(
         &self,
-        session_id: &str,
+        session: &SessionKey,
         approval: PlanApproval<'_>,
         now: OffsetDateTime,
     ) -> Result<ApprovedPlan, PlanRefusal> {
@@ -97,24 +98,24 @@ impl SessionPlans {
             .registering
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        self.swept_if_due(session_id, now)?;
+        self.swept_if_due(session, now)?;
         self.within_byte_budget(&approval, now)?;
         // Registered under the shard lock of the entry: a concurrent removal of the (empty)
         // session cannot drop the plan just registered.
         let store = self
             .sessions
-            .entry(session_id.to_owned())
+            .entry(session.clone())
             .or_insert_with(|| self.new_store());
         let registered = store.finalize_approved(approval, now);
         drop(store);
-        self.removed_if_empty(session_id);
+        self.removed_if_empty(session);
         registered
     }
 
     /// Restores a plan exactly as given (scenario files, tests).
-    pub fn restore(&self, session_id: &str, plan: ApprovedPlan) {
+    pub fn restore(&self, session: &SessionKey, plan: ApprovedPlan) {
         self.sessions
-            .entry(session_id.to_owned())
+            .entry(session.clone())
             .or_insert_with(|| self.new_store())
             .restore(plan);
     }
@@ -188,9 +189,9 @@ impl SessionPlans {
     /// Every `SWEEP_EVERY` registrations idle sessions are evicted, and sooner when a new
     /// session finds the map full (at most once per `SWEEP_EVERY` registrations); a new session
     /// past the bound after that is refused.
-    fn swept_if_due(&self, session_id: &str, now: OffsetDateTime) -> Result<(), PlanRefusal> {
+    fn swept_if_due(&self, session: &SessionKey, now: OffsetDateTime) -> Result<(), PlanRefusal> {
         let count = self.registrations.fetch_add(1, Ordering::Relaxed);
-        let new_session = !self.sessions.contains_key(session_id);
+        let new_session = !self.sessions.contains_key(session);
         let full = new_session && self.sessions.len() >= MAX_SESSIONS;
         let since = count.saturating_sub(self.last_sweep.load(Ordering::Relaxed));
         let first = self.last_sweep.load(Ordering::Relaxed) == 0;
@@ -206,9 +207,9 @@ impl SessionPlans {
         Ok(())
     }
 
-    fn removed_if_empty(&self, session_id: &str) {
+    fn removed_if_empty(&self, session: &SessionKey) {
         self.sessions
-            .remove_if(session_id, |_, store| store.is_empty());
+            .remove_if(session, |_, store| store.is_empty());
     }
 
     fn empty_sessions_removed(&self) {

@@ -13,6 +13,11 @@ use crate::state::plans::{plan_bytes, MAX_PLANS_PER_SESSION, PLAN_TTL};
 
 const NOW: OffsetDateTime = datetime!(2025-06-01 12:00:00 UTC);
 
+/// A session of the test's one principal.
+fn key(id: &str) -> SessionKey {
+    SessionKey::new("agent-one", id)
+}
+
 fn approval<'a>(token: &'a str, project_id: &'a str, writes: &'a [String]) -> PlanApproval<'a> {
     PlanApproval {
         token,
@@ -36,15 +41,15 @@ fn register(
     now: OffsetDateTime,
 ) -> Result<ApprovedPlan, PlanRefusal> {
     let writes = vec!["index.html".to_owned()];
-    sessions.finalize_approved(session, approval(token, project, &writes), now)
+    sessions.finalize_approved(&key(session), approval(token, project, &writes), now)
 }
 
 #[test]
 fn reading_an_unknown_session_stores_nothing() {
     let sessions = SessionPlans::default();
     for index in 0..1_000 {
-        assert!(sessions.plan(&format!("s{index}"), "t").is_none());
-        sessions.finalize_started(&format!("s{index}"), "p1");
+        assert!(sessions.plan(&key(&format!("s{index}")), "t").is_none());
+        sessions.finalize_started(&key(&format!("s{index}")), "p1");
     }
     assert!(sessions.is_empty());
 }
@@ -53,8 +58,8 @@ fn reading_an_unknown_session_stores_nothing() {
 fn plans_belong_to_their_session() {
     let sessions = SessionPlans::default();
     register(&sessions, "a", "t1", "p1", NOW).unwrap();
-    assert!(sessions.plan("a", "t1").is_some());
-    assert!(sessions.plan("b", "t1").is_none());
+    assert!(sessions.plan(&key("a"), "t1").is_some());
+    assert!(sessions.plan(&key("b"), "t1").is_none());
     assert_eq!(sessions.len(), 1);
 }
 
@@ -65,7 +70,7 @@ fn a_session_whose_plans_all_expired_is_evicted() {
     register(&sessions, "b", "t2", "p1", NOW + Duration::minutes(10)).unwrap();
     assert_eq!(sessions.expired_removed(NOW + PLAN_TTL), 1);
     assert_eq!(sessions.len(), 1, "only b still holds a live plan");
-    assert!(sessions.plan("b", "t2").is_some());
+    assert!(sessions.plan(&key("b"), "t2").is_some());
 }
 
 #[test]
@@ -75,7 +80,7 @@ fn invalidation_and_refinalize_remove_emptied_sessions() {
     register(&sessions, "b", "t2", "p2", NOW).unwrap();
     sessions.project_invalidated("p1");
     assert_eq!(sessions.len(), 1);
-    sessions.finalize_started("b", "p2");
+    sessions.finalize_started(&key("b"), "p2");
     assert!(sessions.is_empty());
 }
 
@@ -119,7 +124,7 @@ fn f3_sessions_holding_plans_are_bounded_and_idle_ones_make_room() {
         }
     );
     assert!(
-        sessions.plan("s0", "t").is_some(),
+        sessions.plan(&key("s0"), "t").is_some(),
         "live plans are never evicted"
     );
     // A known session may still register; when the plans expire the new one gets in.
@@ -145,31 +150,31 @@ fn plans_past_the_byte_budget_are_refused_until_expired_ones_go() {
         let token = format!("tok-{n}");
         let approval = approval(&token, "p1", &writes);
         sessions
-            .finalize_approved(&format!("s{n}"), approval, NOW)
+            .finalize_approved(&key(&format!("s{n}")), approval, NOW)
             .unwrap();
     }
     assert!(sessions.bytes() <= 3 * one, "{}", sessions.bytes());
-    let refused = sessions.finalize_approved("s3", approval("tok-3", "p1", &writes), NOW);
+    let refused = sessions.finalize_approved(&key("s3"), approval("tok-3", "p1", &writes), NOW);
     assert_eq!(
         refused,
         Err(PlanRefusal::TooManyPlanBytes { limit: 3 * one })
     );
-    assert!(sessions.plan("s3", "tok-3").is_none());
+    assert!(sessions.plan(&key("s3"), "tok-3").is_none());
     // Past the plans' lifetime the same registration fits.
     let later = NOW + PLAN_TTL + Duration::seconds(1);
-    let accepted = sessions.finalize_approved("s3", approval("tok-3", "p1", &writes), later);
+    let accepted = sessions.finalize_approved(&key("s3"), approval("tok-3", "p1", &writes), later);
     assert!(accepted.is_ok(), "{accepted:?}");
     assert_eq!(sessions.bytes(), one, "only the new plan is held");
     // Every way a plan goes gives its bytes back.
     sessions
-        .finalize_approved("s4", approval("tok-4", "p2", &writes), later)
+        .finalize_approved(&key("s4"), approval("tok-4", "p2", &writes), later)
         .unwrap();
     sessions.project_invalidated("p2");
     assert_eq!(sessions.bytes(), one);
-    sessions.finalize_started("s3", "p1");
+    sessions.finalize_started(&key("s3"), "p1");
     assert_eq!(sessions.bytes(), 0);
     sessions
-        .finalize_approved("s5", approval("tok-5", "p1", &writes), later)
+        .finalize_approved(&key("s5"), approval("tok-5", "p1", &writes), later)
         .unwrap();
     sessions.all_cleared();
     assert_eq!(sessions.bytes(), 0);

@@ -134,6 +134,28 @@ async fn held_write_lands_once(generation: Option<&str>) {
         json!(result.tool_use_id),
         "{asked:?}"
     );
+    // The model's result names the approval's page in the console.
+    assert!(result.text.contains("/console/approvals/ap_"), "{result:?}");
+    // On 2026-07-28 the client was sent the approval link (input_required) and its retry,
+    // with the sealed state, was the call that was held and ran.
+    let metrics = gateway.get("/metrics", None).await.body;
+    let metrics = metrics.as_str().unwrap_or("");
+    let links = |step: &str| {
+        metrics
+            .lines()
+            .find(|line| {
+                line.starts_with(&format!(
+                    "askgate_mcp_approval_links_total{{step=\"{step}\"}}"
+                ))
+            })
+            .and_then(|line| line.rsplit(' ').next())
+            .and_then(|count| count.parse::<u64>().ok())
+            .unwrap_or(u64::MAX)
+    };
+    let expected = u64::from(generation.is_none());
+    assert_eq!(links("offered"), expected, "{metrics}");
+    assert_eq!(links("redeemed"), expected, "{metrics}");
+    assert_eq!(links("refused"), 0, "{metrics}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,4 +179,52 @@ async fn mcp_deny_refuses_a_claude_md_write_with_the_reason_and_the_sandbox_neve
     let stats = gateway.stats().await;
     assert_eq!(stats["tools_call"].get("write_files"), None, "{stats}");
     assert_eq!(stats["grant_posts"], 0, "{stats}");
+}
+
+/// The schema the model receives for `ClaudeDesign` once it loads the deferred tool with
+/// `ToolSearch` names every operation's arguments (issue 19 §1): the client flattens root
+/// composition keywords, so askgate publishes none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_sees_claude_designs_arguments_after_tool_search() {
+    let gateway = Gateway::start().await;
+    let fake = FakeMessages::start(vec![
+        Turn::tool(
+            "ToolSearch",
+            json!({"query": format!("select:{DESIGN_TOOL}"), "max_results": 1}),
+        ),
+        Turn::Text("loaded".to_string()),
+    ])
+    .await;
+    let out = run(&fake, &gateway).json().await;
+    assert_eq!(out["result"], "loaded", "{out}");
+    let requests = fake.agent_requests();
+    let loaded = requests
+        .iter()
+        .flat_map(|request| request["tools"].as_array().cloned().unwrap_or_default())
+        .find(|tool| tool["name"] == DESIGN_TOOL)
+        .unwrap_or_else(|| panic!("{DESIGN_TOOL} never reached the model: {requests:?}"));
+    let schema = &loaded["input_schema"];
+    let arguments = &schema["properties"]["arguments"]["properties"];
+    for key in [
+        "files",
+        "path",
+        "data",
+        "plan_token",
+        "writes",
+        "paths",
+        "scope",
+    ] {
+        let text = arguments.to_string();
+        assert!(
+            text.contains(&format!("\"{key}\"")),
+            "`{key}` missing from what the model sees: {schema}"
+        );
+    }
+    assert!(
+        loaded["description"]
+            .as_str()
+            .unwrap_or("")
+            .contains("- write_files(project_id, plan_token, files[{path*"),
+        "{loaded}"
+    );
 }

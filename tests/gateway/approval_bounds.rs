@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 use super::approval_work::{outcomes_of, records};
 use super::harness::{main_session, write_args, Gateway, Reply, APPROVER};
 
-const AGENT_ONE: &str = "agent-one-token-0123456789";
-const AGENT_TWO: &str = "agent-two-token-0123456789";
-const APPROVER_TOKEN: &str = "approver-token-0123456789";
+const AGENT_ONE: &str = "agent-one-token-0123456789abcdefghij";
+const AGENT_TWO: &str = "agent-two-token-0123456789abcdefghij";
+const APPROVER_TOKEN: &str = "approver-token-0123456789abcdefghijk";
 
 fn callers() -> Value {
     json!([

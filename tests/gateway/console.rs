@@ -6,16 +6,16 @@ use serde_json::json;
 use super::harness::{main_session, write_args, Gateway, AGENT, APPROVER};
 
 /// A person's browser without JavaScript: cookies by hand, no redirects followed.
-struct Browser<'a> {
+pub(super) struct Browser<'a> {
     gateway: &'a Gateway,
     http: reqwest::Client,
     cookies: Vec<(String, String)>,
 }
 
-struct Page {
-    status: u16,
+pub(super) struct Page {
+    pub(super) status: u16,
     headers: reqwest::header::HeaderMap,
-    body: String,
+    pub(super) body: String,
 }
 
 impl Page {
@@ -27,7 +27,7 @@ impl Page {
     }
 
     /// The value of the first hidden `csrf` field.
-    fn csrf(&self) -> String {
+    pub(super) fn csrf(&self) -> String {
         let marker = "name=\"csrf\" value=\"";
         let start = self.body.find(marker).expect("a csrf field") + marker.len();
         let end = self.body[start..].find('"').expect("end of the csrf value");
@@ -36,7 +36,7 @@ impl Page {
 }
 
 impl<'a> Browser<'a> {
-    fn new(gateway: &'a Gateway) -> Self {
+    pub(super) fn new(gateway: &'a Gateway) -> Self {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -48,12 +48,12 @@ impl<'a> Browser<'a> {
         }
     }
 
-    async fn get(&mut self, path: &str) -> Page {
+    pub(super) async fn get(&mut self, path: &str) -> Page {
         let request = self.http.get(format!("{}{path}", self.gateway.url));
         self.send(request).await
     }
 
-    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
+    pub(super) async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
         let request = self
             .http
             .post(format!("{}{path}", self.gateway.url))
@@ -90,7 +90,7 @@ impl<'a> Browser<'a> {
         }
     }
 
-    async fn sign_in(&mut self, token: &str) -> Page {
+    pub(super) async fn sign_in(&mut self, token: &str) -> Page {
         let form = self.get("/console/sign-in").await;
         let csrf = form.csrf();
         self.post("/console/sign-in", &[("csrf", &csrf), ("token", token)])

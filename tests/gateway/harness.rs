@@ -122,7 +122,6 @@ impl Gateway {
         let mut raw = RawConfig {
             listen: Some("127.0.0.1:0".into()),
             spill_dir: Some(spill.path().to_path_buf()),
-            working_dir: Some(spill.path().to_path_buf()),
             ..RawConfig::default()
         };
         adjust(&mut raw);

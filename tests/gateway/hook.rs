@@ -179,7 +179,8 @@ async fn the_hook_needs_a_caller_token() {
     let approver = gateway
         .post("/v1/hooks/claude-code", Some(APPROVER), body)
         .await;
-    assert_eq!(approver.status, 200, "{}", approver.body);
+    // Roles are exclusive: an approver token asks nothing (it could approve its own ask).
+    assert_eq!(approver.status, 403, "{}", approver.body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -203,4 +204,60 @@ async fn a_reload_rebuilds_the_hook_mode_set() {
     assert_eq!(reloaded.status, 200, "{}", reloaded.body);
     let output = hook(&gateway, delete()).await;
     assert_eq!(decision(&output), "ask", "{output}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_input_ids_are_bounded_and_printable_and_never_logged_raw() {
+    let log = tempfile::tempdir().unwrap();
+    let log_dir = log.path().to_path_buf();
+    let gateway = Gateway::start_with(|raw| raw.log_dir = Some(log_dir)).await;
+    let read = || design("get_project", json!({"project_id": "p1"}));
+    let long = |bytes: usize| "x".repeat(bytes);
+    let cases = [
+        (
+            "session_id",
+            json!(long(257)),
+            "257 bytes long: at most 256",
+        ),
+        ("session_id", json!("s\u{202e}1"), "U+202E"),
+        ("session_id", json!("s\u{200b}1"), "U+200B"),
+        ("session_id", json!(" "), "must not be empty"),
+        ("agent_id", json!(long(100_000)), "100000 bytes long"),
+        ("agent_id", json!("a\u{2066}b"), "U+2066"),
+        (
+            "tool_use_id",
+            json!(long(129)),
+            "129 bytes long: at most 128",
+        ),
+        ("tool_use_id", json!(long(200_000)), "200000 bytes long"),
+        ("tool_use_id", json!("toolu\n01"), "U+000A"),
+        ("hook_event_name", json!(long(100_000)), "100000 bytes long"),
+        ("permission_mode", json!(long(100_000)), "100000 bytes long"),
+    ];
+    for (field, value, problem) in cases {
+        let mut body = read();
+        body[field] = value;
+        let output = hook(&gateway, body).await;
+        assert_eq!(decision(&output), "deny", "{field}: {output}");
+        assert!(reason(&output).contains(&format!("`{field}`")), "{output}");
+        assert!(reason(&output).contains(problem), "{problem}: {output}");
+        assert!(reason(&output).len() < 200, "{field}: {output}");
+    }
+    assert!(
+        logged(log.path()).is_empty(),
+        "a refused input is not logged"
+    );
+    let mut longest = read();
+    longest["session_id"] = json!(long(256));
+    longest["agent_id"] = json!(long(256));
+    longest["tool_use_id"] = json!(long(128));
+    assert_eq!(hook(&gateway, longest).await, json!({}));
+    let records = logged(log.path());
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["tool_use_id"], json!(long(128)));
+    let bytes: u64 = std::fs::read_dir(log.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().metadata().unwrap().len())
+        .sum();
+    assert!(bytes < 20_000, "the log holds {bytes} bytes");
 }

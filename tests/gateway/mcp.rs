@@ -234,6 +234,12 @@ async fn mcp_ask_is_held_with_progress_until_approved_then_returns_the_result() 
         .collect();
     assert!(!progress.is_empty(), "{reply:?}");
     assert_eq!(progress[0]["params"]["progressToken"], "p-1");
+    let said = progress[0]["params"]["message"].as_str().unwrap_or("");
+    assert!(said.contains("/console/approvals/ap_"), "{said}");
+    assert!(
+        text_of(&result).contains("/console/approvals/ap_"),
+        "{result}"
+    );
     assert_eq!(gateway.stats().await["grant_posts"], 1);
     assert_eq!(
         gateway.read_file("p1", "held.html").await.as_deref(),
@@ -247,15 +253,35 @@ async fn mcp_refused_approval_is_a_tool_error_saying_so() {
     let mut client = connected(&gateway, json!({})).await;
     let refuse = async {
         let approval = pending_approval(&gateway).await;
-        let refused = gateway.refuse(approval["id"].as_str().unwrap()).await;
+        // The card promises the time the call really waits (30 s), not the approval TTL.
+        let created = time::OffsetDateTime::parse(
+            approval["created_at"].as_str().unwrap(),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap();
+        let expires = time::OffsetDateTime::parse(
+            approval["expires_at"].as_str().unwrap(),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap();
+        assert_eq!((expires - created).whole_seconds(), 30, "{approval}");
+        let id = approval["id"].as_str().unwrap();
+        let refused = gateway
+            .post(
+                &format!("/v1/approvals/{id}/refuse"),
+                Some(APPROVER),
+                Some(json!({"note": "use staging/ instead"})),
+            )
+            .await;
         assert_eq!(refused.status, 200, "{}", refused.body);
     };
     let ((result, _), ()) = tokio::join!(held_write(&gateway, &mut client, json!({})), refuse);
     assert_eq!(result["isError"], true, "{result}");
-    assert!(
-        text_of(&result).contains("an approver refused it"),
-        "{result}"
-    );
+    let text = text_of(&result);
+    assert!(text.contains("an approver refused it"), "{result}");
+    // The model reads who refused and why, and where the approval is.
+    assert!(text.contains("use staging/ instead"), "{result}");
+    assert!(text.contains("/console/approvals/ap_"), "{result}");
     assert_eq!(gateway.tool_calls("write_files").await, 0);
 }
 
@@ -411,7 +437,7 @@ async fn mcp_session_facts_come_from_the_callers_configuration() {
     let gateway = Gateway::start_with(|raw| {
         raw.callers = Some(vec![
             serde_json::from_value(
-                json!({"token": "headless-agent-token-0001", "role": "agent",
+                json!({"token": "headless-agent-token-0001-abcdefghij", "role": "agent",
                 "principal": "ci-bot", "session": {"interactive": false}}),
             )
             .unwrap(),
@@ -422,7 +448,7 @@ async fn mcp_session_facts_come_from_the_callers_configuration() {
     })
     .await;
     gateway.record_consent().await;
-    let mut client = McpClient::new(&gateway, Some("headless-agent-token-0001"));
+    let mut client = McpClient::new(&gateway, Some("headless-agent-token-0001-abcdefghij"));
     assert_eq!(client.initialize(json!({})).await.status, 200);
     let (result, _) = client
         .call(
@@ -490,7 +516,13 @@ async fn mcp_plans_are_kept_per_mcp_session() {
     };
     let ((planned, _), ()) = tokio::join!(planner.call("ClaudeDesign", plan), approve);
     assert_eq!(planned["isError"], false, "{planned}");
-    let token: Value = serde_json::from_str(&text_of(&planned)).unwrap();
+    let token: Value =
+        serde_json::from_str(planned["content"][0]["text"].as_str().unwrap()).unwrap();
+    // The held call's result names the approval it ran under and where it was decided.
+    assert!(
+        text_of(&planned).contains("/console/approvals/ap_"),
+        "{planned}"
+    );
     let token = token["plan_token"].as_str().unwrap().to_string();
     let write = json!({"operation": "write_files", "arguments":
         super::harness::covered_write_args("p1", &token, &["site/a.html"])});
@@ -500,4 +532,57 @@ async fn mcp_plans_are_kept_per_mcp_session() {
     let (covered, _) = planner.call("ClaudeDesign", write).await;
     assert_eq!(covered["isError"], false, "{covered}");
     assert_eq!(gateway.tool_calls("write_files").await, 1);
+}
+
+/// A 2026-07-28 client that declared URL elicitation is told where to approve: the ask answers
+/// `input_required` with a URL elicitation for the approval's console page and a sealed
+/// `requestState`; the retry (whatever the elicitation's answer) is held until the approver
+/// decides. A state opens once, for its caller and its call only (issue 19 §2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_stateless_ask_answers_input_required_with_the_approval_link_and_the_retry_is_held() {
+    let gateway = Gateway::start_with(|raw| quick_holds(raw, 30)).await;
+    gateway.record_consent().await;
+    let mut client = McpClient::stateless(&gateway, Some(AGENT));
+    client.capabilities = json!({"elicitation": {"url": {}}});
+    let arguments =
+        json!({"operation": "write_files", "arguments": write_args("p1", &["mrtr.html"])});
+    let first = client
+        .request(
+            "tools/call",
+            json!({"name": "ClaudeDesign", "arguments": arguments}),
+        )
+        .await;
+    let result = first.response(1)["result"].clone();
+    assert_eq!(result["resultType"], "input_required", "{first:?}");
+    let elicitation = &result["inputRequests"]["askgate_approval"];
+    assert_eq!(elicitation["method"], "elicitation/create", "{result}");
+    assert_eq!(elicitation["params"]["mode"], "url", "{result}");
+    let url = elicitation["params"]["url"].as_str().unwrap().to_string();
+    let approval = pending_approval(&gateway).await;
+    let id = approval["id"].as_str().unwrap().to_string();
+    assert!(url.ends_with(&format!("/console/approvals/{id}")), "{url}");
+    let state = result["requestState"].as_str().unwrap().to_string();
+    assert_eq!(gateway.tool_calls("write_files").await, 0);
+    // Another call (other arguments) cannot redeem it.
+    let other = json!({"operation": "write_files", "arguments": write_args("p1", &["other.html"])});
+    let (forged, _) = client
+        .call_with_params(json!({"name": "ClaudeDesign", "arguments": other,
+            "requestState": state, "inputResponses": {"askgate_approval": {"action": "accept"}}}))
+        .await;
+    assert!(text_of(&forged).contains("does not verify"), "{forged}");
+    // The real retry, answered `cancel` as headless Claude Code does: held until approved.
+    let retry = json!({"name": "ClaudeDesign", "arguments": arguments, "requestState": state,
+        "inputResponses": {"askgate_approval": {"action": "cancel"}}});
+    let approve = async {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert_eq!(gateway.tool_calls("write_files").await, 0, "held, not run");
+        assert_eq!(gateway.approve(&id).await.status, 200);
+    };
+    let ((held, _), ()) = tokio::join!(client.call_with_params(retry.clone()), approve);
+    assert_eq!(held["isError"], false, "{held}");
+    assert!(text_of(&held).contains(&url), "{held}");
+    assert_eq!(gateway.stats().await["grant_posts"], 1);
+    // Redeemed once.
+    let (again, _) = client.call_with_params(retry).await;
+    assert!(text_of(&again).contains("already used"), "{again}");
 }

@@ -31,6 +31,13 @@ pub struct McpClient<'a> {
     pub gateway: &'a Gateway,
     pub token: Option<&'a str>,
     pub session: Option<String>,
+    /// Speak 2026-07-28: no `initialize`, each request carries its version in `_meta` and the
+    /// `Mcp-Method` / `Mcp-Name` headers (as Claude Code does by default).
+    pub stateless: bool,
+    /// Headers added to every request (`Origin`, ...).
+    pub headers: Vec<(String, String)>,
+    /// The capabilities a stateless client declares in each request's `_meta`.
+    pub capabilities: Value,
     next_id: u64,
 }
 
@@ -40,19 +47,46 @@ impl<'a> McpClient<'a> {
             gateway,
             token,
             session: None,
+            stateless: false,
+            headers: Vec::new(),
+            capabilities: json!({}),
             next_id: 1,
         }
     }
 
+    /// A 2026-07-28 client: stateless, no `initialize`.
+    pub fn stateless(gateway: &'a Gateway, token: Option<&'a str>) -> Self {
+        Self {
+            stateless: true,
+            ..Self::new(gateway, token)
+        }
+    }
+
     pub async fn post(&self, body: Value) -> McpReply {
+        let version = if self.stateless {
+            "2026-07-28"
+        } else {
+            "2025-11-25"
+        };
         let mut request = self
             .gateway
             .http
             .post(format!("{}/mcp", self.gateway.url))
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(body.to_string());
+            .header("mcp-protocol-version", version);
+        if self.stateless {
+            if let Some(method) = body["method"].as_str() {
+                request = request.header("mcp-method", method);
+            }
+            if let Some(name) = body["params"]["name"].as_str() {
+                request = request.header("mcp-name", name);
+            }
+        }
+        for (name, value) in &self.headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        let mut request = request.body(body.to_string());
         if let Some(token) = self.token {
             request = request.bearer_auth(token);
         }
@@ -98,9 +132,16 @@ impl<'a> McpClient<'a> {
         reply
     }
 
-    pub async fn request(&mut self, method: &str, params: Value) -> McpReply {
+    pub async fn request(&mut self, method: &str, mut params: Value) -> McpReply {
         let id = self.next_id;
         self.next_id += 1;
+        if self.stateless {
+            let meta = &mut params["_meta"];
+            meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+            meta["io.modelcontextprotocol/clientInfo"] =
+                json!({"name": "askgate-tests", "version": "0"});
+            meta["io.modelcontextprotocol/clientCapabilities"] = self.capabilities.clone();
+        }
         self.post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await
     }
@@ -121,6 +162,17 @@ impl<'a> McpClient<'a> {
     /// `tools/call`'s result (`content`, `isError`, ...), with the whole reply.
     pub async fn call(&mut self, name: &str, arguments: Value) -> (Value, McpReply) {
         self.call_with_meta(name, arguments, None).await
+    }
+
+    /// `tools/call` with these whole `params` (a retry's `requestState`, ...).
+    pub async fn call_with_params(&mut self, params: Value) -> (Value, McpReply) {
+        let reply = self.request("tools/call", params).await;
+        let response = reply.response(self.next_id - 1);
+        assert!(
+            response.get("error").is_none(),
+            "a JSON-RPC error: {response}"
+        );
+        (response["result"].clone(), reply)
     }
 
     pub async fn call_with_meta(

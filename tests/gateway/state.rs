@@ -3,12 +3,20 @@
 //! size decided by policy, and gates that deny before anything goes upstream.
 
 use askgate::facts::Environment;
+use askgate::server::config::RawProjects;
 use serde_json::{json, Value};
 
 use super::harness::{assert_policy, main_session, write_args, Gateway, AGENT};
 
 const DETAIL: &str =
     "/api/organizations/org-0000/projects/11111111-1111-4111-8111-111111111111/detail";
+
+/// `projects.local_path_root` set to `root`.
+fn local_path_root(root: &tempfile::TempDir) -> RawProjects {
+    RawProjects {
+        local_path_root: Some(root.path().to_path_buf()),
+    }
+}
 
 async fn requests(gateway: &Gateway) -> u64 {
     gateway.stats().await["requests"].as_u64().unwrap_or(0)
@@ -86,12 +94,9 @@ async fn c11_projects_detail_failure_refuses_writes_and_deletes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_path_size_is_decided_by_the_knowledge_budget() {
-    let gateway = Gateway::start().await;
-    std::fs::write(
-        gateway.spill.path().join("huge.md"),
-        "x".repeat(499_001 * 4),
-    )
-    .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let gateway = Gateway::start_with(|raw| raw.projects = Some(local_path_root(&root))).await;
+    std::fs::write(root.path().join("huge.md"), "x".repeat(499_001 * 4)).unwrap();
     let denied = gateway
         .projects(
             &main_session("s-local"),
@@ -100,7 +105,7 @@ async fn local_path_size_is_decided_by_the_knowledge_budget() {
         .await;
     assert_eq!(denied.status, 403, "{}", denied.body);
     assert_policy(&denied, "projects.knowledge-budget");
-    std::fs::write(gateway.spill.path().join("small.md"), "small").unwrap();
+    std::fs::write(root.path().join("small.md"), "small").unwrap();
     let allowed = gateway
         .projects(
             &main_session("s-local"),
@@ -167,12 +172,13 @@ async fn gates_deny_before_anything_goes_upstream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_path_replaced_after_the_decision_is_refused() {
     use askgate::executor::projects::test_seam::{arm_for_tests, LocalPathStage};
-    let gateway = Gateway::start().await;
-    let target = gateway.spill.path().join("decided.md");
+    let root = tempfile::tempdir().unwrap();
+    let gateway = Gateway::start_with(|raw| raw.projects = Some(local_path_root(&root))).await;
+    let target = root.path().join("decided.md");
     std::fs::write(&target, "small").unwrap();
-    let (path, other) = (target.clone(), gateway.spill.path().join("other.md"));
+    let (path, other) = (target.clone(), root.path().join("other.md"));
     arm_for_tests(LocalPathStage::Checked, target, move || {
-        // Another regular file, inside the working directory, takes the decided one's name.
+        // Another regular file, under the root, takes the decided one's name.
         std::fs::write(&other, "x".repeat(4_000_000)).expect("other file");
         std::fs::rename(&other, &path).expect("replace");
     });

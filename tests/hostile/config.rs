@@ -34,7 +34,7 @@ fn c7_demo_tokens_are_refused_as_callers_off_loopback() {
         let refusal = serve_with_config(&serde_json::json!({
             "listen": "0.0.0.0:0",
             "callers": [
-                {"token": "a-real-agent-secret-0001", "role": "agent", "principal": "a"},
+                {"token": "a-real-agent-secret-0001-abcdefghij", "role": "agent", "principal": "a"},
                 {"token": token, "role": "approver", "principal": "ops"}
             ]
         }));

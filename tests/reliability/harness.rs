@@ -172,7 +172,6 @@ impl Service {
             log_dir: setup.log_dir,
             log_failure: setup.log_failure,
             spill_dir: Some(scratch.path().to_path_buf()),
-            working_dir: Some(scratch.path().to_path_buf()),
             ..RawConfig::default()
         };
         let config = Config::validate(raw).expect("valid config");

@@ -2,10 +2,12 @@
 //! A Kubernetes ConfigMap volume (every `*.cedar` a symlink into `..data`, updated by swapping
 //! `..data` atomically) is reloaded without SIGHUP; a policy symlink whose target disappears, a
 //! directory named `*.cedar` and a symlink loop are reported as reload problems in `/healthz`
-//! and by `askgate validate`, and the running set keeps deciding until the directory is fixed.
+//! and by `askgate validate`, and the running set keeps deciding until the directory is fixed;
+//! an edit in place that keeps the size and the modification time is seen by its content
+//! (issue 18 §8).
 
 use std::ffi::OsStr;
-use std::os::unix::fs::symlink;
+use std::os::unix::fs::{symlink, MetadataExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -157,6 +159,48 @@ async fn c14_dangling_looping_and_directory_entries_are_reported_not_skipped() {
         "{}",
         health.body
     );
+    let allowed = decision_of_delete(&http, &service).await;
+    assert_eq!(allowed.text("decision"), "allow", "{}", allowed.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i18_an_edit_that_keeps_size_and_mtime_is_reloaded() {
+    // `cp -p` onto an existing file, or `rsync -t --inplace`: the same inode, size and
+    // modification time, other bytes. Only the content hash tells.
+    let work = tempfile::tempdir().unwrap();
+    let managed = work.path().join("managed");
+    std::fs::create_dir(&managed).unwrap();
+    let policy = managed.join("managed.cedar");
+    let asking = ask_delete_text();
+    std::fs::write(&policy, &asking).unwrap();
+    let before = std::fs::metadata(&policy).unwrap();
+    let service = serve_watching(&managed, work.path()).await;
+    let http = reqwest::Client::new();
+    let asked = decision_of_delete(&http, &service).await;
+    assert_eq!(asked.text("decision"), "ask", "{}", asked.body);
+
+    let placeholder = format!("//{}\n", "x".repeat(asking.len() - 3));
+    assert_eq!(placeholder.len(), asking.len());
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&policy)
+        .unwrap();
+    std::io::Write::write_all(&mut file, placeholder.as_bytes()).unwrap();
+    file.set_modified(before.modified().unwrap()).unwrap();
+    drop(file);
+    let after = std::fs::metadata(&policy).unwrap();
+    assert_eq!(
+        (after.len(), after.modified().unwrap(), after.ino()),
+        (before.len(), before.modified().unwrap(), before.ino()),
+        "size, time and inode are unchanged"
+    );
+
+    let old = asked.text("snapshot").to_string();
+    let health = wait_for_health(&http, &service, |health| health.text("snapshot") != old)
+        .await
+        .expect("the watcher never noticed an edit that kept size and mtime");
+    assert_eq!(health.body["reload"]["reloads"], 1, "{}", health.body);
     let allowed = decision_of_delete(&http, &service).await;
     assert_eq!(allowed.text("decision"), "allow", "{}", allowed.body);
 }

@@ -83,6 +83,11 @@ fn design_call(scenario: &mut Value, request: &RawRequest, design: &DesignContex
         "delete_files" => {
             arguments.insert("paths".into(), json!(paths));
         }
+        // A plan that cannot be registered: one write more than a plan holds (§3 jnS).
+        "finalize_plan" if !design.plan_registrable && scalars.scope != "project" => {
+            let writes: Vec<String> = (0..21).map(|index| format!("page-{index}.html")).collect();
+            arguments.insert("writes".into(), json!(writes));
+        }
         _ => {}
     }
     let mut state = json!({
@@ -181,6 +186,14 @@ fn projects_call(
         || projects.target_kind == "missing"
     {
         observed.get_or_insert_with(|| json!({}));
+    }
+    let place = projects.local_path_place.as_str();
+    if !["none", "unknown"].contains(&place) {
+        set(
+            observed.get_or_insert_with(|| json!({})),
+            "local_path_place",
+            json!(place),
+        );
     }
     if let Some(observed) = &mut observed {
         set(observed, "scopes", json!(scopes));

@@ -16,6 +16,8 @@ const ADDED: &[(&[&str], Fill)] = &[
     (&["session", "bypass"], session_bypass),
     (&["session", "may_record"], session_may_record),
     (&["projects", "detail_known"], projects_detail_known),
+    (&["projects", "local_path_place"], projects_local_path_place),
+    (&["design", "plan_registrable"], design_plan_registrable),
 ];
 
 fn text<'a>(object: Option<&'a Value>, key: &str) -> &'a str {
@@ -60,6 +62,24 @@ fn session_may_record(context: &Map<String, Value>) -> Value {
 fn projects_detail_known(context: &Map<String, Value>) -> Value {
     let projects = context.get("projects");
     Value::Bool(flag(projects, "knowledge_known") || text(projects, "target_kind") != "unknown")
+}
+
+/// `projects.local_path_place`: before the fact existed nothing established where a
+/// `local_path` lay (the executor checked it after an allow), so an old `local_path` write is
+/// `unknown` — which today's policies refuse, and replay shows as a change — and any other call
+/// has none.
+fn projects_local_path_place(context: &Map<String, Value>) -> Value {
+    let place = match text(context.get("projects"), "source") {
+        "local_path" => "unknown",
+        _ => "none",
+    };
+    Value::String(place.to_string())
+}
+
+/// `design.plan_registrable`: before the fact existed every finalize_plan ask was a plan ask,
+/// as if its plan could be registered; no other operation has a plan.
+fn design_plan_registrable(context: &Map<String, Value>) -> Value {
+    Value::Bool(text(context.get("design"), "operation") == "finalize_plan")
 }
 
 /// Fills every fact of [`ADDED`] the context lacks (none of a present one is touched).
@@ -145,5 +165,23 @@ mod tests {
         complete(design, EXAMPLE);
         assert_eq!(design["design"]["targets"]["skeleton_reserved"], false);
         assert_eq!(design["session"]["bypass"], false);
+    }
+
+    #[test]
+    fn an_old_local_path_write_is_completed_as_unknown_and_others_as_none() {
+        let place = |source: &str| {
+            let mut context = json!({"projects": {"source": source}});
+            let context = context.as_object_mut().unwrap();
+            complete_context(context);
+            context["projects"]["local_path_place"].clone()
+        };
+        assert_eq!(place("local_path"), "unknown");
+        assert_eq!(place("content"), "none");
+        assert_eq!(place("none"), "none");
+        let mut logged =
+            json!({"projects": {"source": "local_path", "local_path_place": "under_root"}});
+        let logged = logged.as_object_mut().unwrap();
+        complete_context(logged);
+        assert_eq!(logged["projects"]["local_path_place"], "under_root");
     }
 }

@@ -1,5 +1,5 @@
 //! Test harness of the Projects executor: the sandbox served over real HTTP on loopback behind
-//! a bearer gate, a fake credential, and temporary spill and working directories.
+//! a bearer gate, a fake credential, and temporary spill and `local_path` root directories.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -99,7 +99,10 @@ impl Harness {
             project_uuid: PROJECT_UUID.to_owned(),
             route,
             spill_dir: spill.path().join("session"),
-            working_dir: working.path().to_path_buf(),
+            local_path: super::LocalPathRules {
+                root: Some(working.path().to_path_buf()),
+                service_paths: vec![spill.path().to_path_buf()],
+            },
             timeout: DEFAULT_TIMEOUT,
         };
         let source: Arc<dyn TokenSource> = tokens.clone();
@@ -116,7 +119,14 @@ impl Harness {
 
     pub(super) async fn run(&self, input: Value) -> Result<Value, ProjectsError> {
         let call = crate::call::ProjectsCall::parse(&input).unwrap();
-        self.executor.execute(&call).await
+        // As the gateway does: a `local_path` is read only as the decision saw it.
+        let decided = match &call.source {
+            Some(crate::call::WriteSource::LocalPath(given)) => {
+                observe_local_path(self.executor.local_path_rules(), given).1
+            }
+            _ => None,
+        };
+        self.executor.execute_decided(&call, decided).await
     }
 }
 

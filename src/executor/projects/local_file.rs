@@ -1,15 +1,19 @@
-//! Owns reading a `project_write` `local_path` safely (client-facts §10.3, `BoS`): inside the
-//! working directory lexically and by realpath, opened without following a final symlink,
-//! re-verified through the descriptor, and read FROM THAT DESCRIPTOR; it must not talk to the
-//! network.
+//! Owns reading a `project_write` `local_path` safely (client-facts §10.3, `BoS`): once
+//! `local_place` has placed it under the root, it is opened without following a final symlink,
+//! re-verified through the descriptor (still under the root, none of askgate's files, the file
+//! the decision saw), and read FROM THAT DESCRIPTOR. It must not talk to the network, and its
+//! messages name the path as the agent gave it, never one of askgate's absolute paths.
 
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 use super::error::ProjectsError;
+use super::local_place::{
+    check_location, check_not_service, CheckedLocation, LocalPathRules, Misplaced,
+};
 use super::test_seam::{self, LocalPathStage};
 use crate::facts::observations::LocalFileStat;
 
@@ -41,27 +45,15 @@ pub(crate) fn error_code(error: &std::io::Error) -> Option<&'static str> {
         .map(|(_, name)| *name)
 }
 
-/// A `local_path` that passed the location checks, before it is opened.
-#[derive(Debug, Clone)]
-pub(crate) struct CheckedLocation {
-    /// As given, for messages.
-    pub(crate) given: String,
-    /// Absolute and lexically normalized: what gets opened (and reported back).
-    pub(crate) lexical: PathBuf,
-    /// The realpath seen by the check.
-    pub(crate) real: PathBuf,
-    /// The working directory's realpath.
-    pub(crate) working_real: PathBuf,
-}
-
 /// A local file read for an upload.
 #[derive(Debug, Clone)]
 pub(crate) struct LocalText {
-    pub(crate) absolute: PathBuf,
+    /// Relative to the root.
+    pub(crate) relative: PathBuf,
     pub(crate) content: String,
 }
 
-fn refusal(given: &str, text: &str, code: Option<&'static str>) -> ProjectsError {
+pub(crate) fn refusal(given: &str, text: &str, code: Option<&'static str>) -> ProjectsError {
     ProjectsError::LocalFile {
         message: format!("local_path `{given}` {text}"),
         code,
@@ -69,7 +61,7 @@ fn refusal(given: &str, text: &str, code: Option<&'static str>) -> ProjectsError
 }
 
 /// Maps an I/O error to the reference's wording (`BoS`).
-fn io_refusal(given: &str, error: &std::io::Error) -> ProjectsError {
+pub(crate) fn io_refusal(given: &str, error: &std::io::Error) -> ProjectsError {
     let code = error_code(error);
     let text = match code {
         Some("ENOENT" | "ENOTDIR" | "ENAMETOOLONG") => {
@@ -86,50 +78,6 @@ fn io_refusal(given: &str, error: &std::io::Error) -> ProjectsError {
     refusal(given, text, code)
 }
 
-/// `.` and `..` resolved without touching the file system.
-fn normalize(path: &Path) -> PathBuf {
-    let mut normal = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                normal.pop();
-            }
-            other => normal.push(other),
-        }
-    }
-    normal
-}
-
-/// Steps 1–2: inside the working directory lexically, then by realpath.
-pub(crate) fn check_location(
-    working_dir: &Path,
-    given: &str,
-) -> Result<CheckedLocation, ProjectsError> {
-    let working = std::path::absolute(working_dir).map_err(|error| io_refusal(given, &error))?;
-    let working = normalize(&working);
-    let lexical = normalize(&working.join(given));
-    if !lexical.starts_with(&working) {
-        return Err(refusal(given, "must be inside the working directory", None));
-    }
-    let working_real =
-        std::fs::canonicalize(&working).map_err(|error| io_refusal(given, &error))?;
-    let real = std::fs::canonicalize(&lexical).map_err(|error| io_refusal(given, &error))?;
-    if !real.starts_with(&working_real) {
-        return Err(refusal(
-            given,
-            "resolves outside the working directory",
-            None,
-        ));
-    }
-    Ok(CheckedLocation {
-        given: given.to_owned(),
-        lexical,
-        real,
-        working_real,
-    })
-}
-
 /// Step 3: open read-only, refusing a final symlink and never blocking on a FIFO.
 pub(crate) fn open_checked(location: &CheckedLocation) -> Result<File, ProjectsError> {
     std::fs::OpenOptions::new()
@@ -140,17 +88,17 @@ pub(crate) fn open_checked(location: &CheckedLocation) -> Result<File, ProjectsE
 }
 
 /// Steps 4–6: the descriptor resolves inside, the path still resolves to the same file
-/// (realpath, dev and ino), and it is a regular file within the size limit. Returns its size.
-pub(crate) fn verify_open(location: &CheckedLocation, file: &File) -> Result<u64, ProjectsError> {
+/// (realpath, dev and ino), and it is a regular file within the size limit. Returns the
+/// descriptor's metadata.
+pub(crate) fn verify_open(
+    location: &CheckedLocation,
+    file: &File,
+) -> Result<std::fs::Metadata, ProjectsError> {
     let given = location.given.as_str();
     let descriptor = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
     let opened = std::fs::read_link(&descriptor).map_err(|error| io_refusal(given, &error))?;
-    if !opened.starts_with(&location.working_real) {
-        return Err(refusal(
-            given,
-            "resolves outside the working directory",
-            None,
-        ));
+    if !opened.starts_with(&location.root_real) {
+        return Err(Misplaced::ResolvesOutside.refusal(given));
     }
     let replaced = || refusal(given, "was replaced during the upload", None);
     let real_again = std::fs::canonicalize(&location.lexical).map_err(|_| replaced())?;
@@ -166,7 +114,7 @@ pub(crate) fn verify_open(location: &CheckedLocation, file: &File) -> Result<u64
         return Err(refusal(given, "must be a regular file", None));
     }
     too_large(given, by_descriptor.len())?;
-    Ok(by_descriptor.len())
+    Ok(by_descriptor)
 }
 
 fn too_large(given: &str, size: u64) -> Result<(), ProjectsError> {
@@ -189,55 +137,41 @@ pub(crate) fn read_open(location: &CheckedLocation, file: File) -> Result<String
     String::from_utf8(bytes).map_err(|_| refusal(given, "is not valid UTF-8 text", None))
 }
 
-/// What the decision sees of a `local_path` (blocking): the location checks of steps 1–2, then
-/// the device, inode and size of the file it names. Nothing is read.
-pub fn stat_local_file(working_dir: &Path, given: &str) -> Result<LocalFileStat, ProjectsError> {
-    let location = check_location(working_dir, given)?;
-    let metadata = std::fs::metadata(&location.real).map_err(|error| io_refusal(given, &error))?;
-    if !metadata.is_file() {
-        return Err(refusal(given, "must be a regular file", None));
-    }
-    Ok(LocalFileStat {
-        device: metadata.dev(),
-        inode: metadata.ino(),
-        bytes: metadata.len(),
-    })
-}
-
 /// The descriptor about to be read is the file the decision saw: same device, inode and size.
+/// A decision that saw no file lets none be read.
 fn check_decided(
     location: &CheckedLocation,
-    file: &File,
+    metadata: &std::fs::Metadata,
     decided: Option<LocalFileStat>,
 ) -> Result<(), ProjectsError> {
-    let Some(decided) = decided else {
-        return Ok(());
-    };
-    let given = location.given.as_str();
-    let metadata = file.metadata().map_err(|error| io_refusal(given, &error))?;
     let now = (metadata.dev(), metadata.ino(), metadata.len());
-    if now != (decided.device, decided.inode, decided.bytes) {
-        return Err(refusal(given, "changed after the call was decided", None));
+    match decided {
+        Some(decided) if now == (decided.device, decided.inode, decided.bytes) => Ok(()),
+        _ => Err(refusal(
+            &location.given,
+            "changed after the call was decided",
+            None,
+        )),
     }
-    Ok(())
 }
 
-/// Every step in order; blocking, so the executor runs it off the async threads. With
-/// `decided`, the verified descriptor must also be the file the decision saw.
+/// Every step in order; blocking, so the executor runs it off the async threads. The verified
+/// descriptor must be one of no service file, and the file the decision saw (`decided`).
 pub(crate) fn read_local_file(
-    working_dir: &Path,
+    rules: &LocalPathRules,
     given: &str,
     decided: Option<LocalFileStat>,
 ) -> Result<LocalText, ProjectsError> {
-    let location = check_location(working_dir, given)?;
+    let location = check_location(rules, given).map_err(|misplaced| misplaced.refusal(given))?;
     test_seam::reach(LocalPathStage::Checked, &location.lexical);
     let file = open_checked(&location)?;
-    verify_open(&location, &file)?;
-    check_decided(&location, &file, decided)?;
+    let metadata = verify_open(&location, &file)?;
+    check_not_service(rules, &location, &metadata).map_err(|misplaced| misplaced.refusal(given))?;
+    check_decided(&location, &metadata, decided)?;
     test_seam::reach(LocalPathStage::Verified, &location.lexical);
     let content = read_open(&location, file)?;
     Ok(LocalText {
-        absolute: location.lexical,
+        relative: location.relative,
         content,
     })
 }

@@ -44,7 +44,8 @@ async fn send_for_uuid(
     Ok(answer.uuid)
 }
 
-/// The body and, for `local_path`, its absolute path; the file is read off the async threads.
+/// The body and, for `local_path`, its path relative to the root; the file is read off the
+/// async threads.
 async fn load_source(
     upstream: &Upstream<'_>,
     source: &WriteSource,
@@ -53,17 +54,16 @@ async fn load_source(
     match source {
         WriteSource::Content(content) => Ok((content.clone(), None)),
         WriteSource::LocalPath(given) => {
-            let working_dir = upstream.config.working_dir.clone();
+            let rules = upstream.config.local_path.clone();
             let given_owned = given.clone();
-            let text = tokio::task::spawn_blocking(move || {
-                read_local_file(&working_dir, &given_owned, decided)
-            })
-            .await
-            .map_err(|error| ProjectsError::LocalFile {
-                message: format!("local_path `{given}` could not be read: {error}"),
-                code: None,
-            })??;
-            Ok((text.content, Some(text.absolute)))
+            let text =
+                tokio::task::spawn_blocking(move || read_local_file(&rules, &given_owned, decided))
+                    .await
+                    .map_err(|error| ProjectsError::LocalFile {
+                        message: format!("local_path `{given}` could not be read: {error}"),
+                        code: None,
+                    })??;
+            Ok((text.content, Some(text.relative)))
         }
     }
 }

@@ -95,7 +95,7 @@ async fn delete_removes_docs_and_refuses_uploads() {
 }
 
 #[tokio::test]
-async fn write_from_local_path_reports_the_absolute_path() {
+async fn write_from_local_path_reports_the_path_relative_to_the_root() {
     let harness = Harness::start(ProjectsRoute::Org).await;
     std::fs::write(harness.working.path().join("draft.md"), "drafted").unwrap();
     let result = harness
@@ -103,8 +103,10 @@ async fn write_from_local_path_reports_the_absolute_path() {
         .await
         .unwrap();
     assert_eq!(result["path"], "team/draft.md");
-    let expected = harness.working.path().join("draft.md");
-    assert_eq!(result["local_path"], expected.display().to_string());
+    assert_eq!(
+        result["local_path"], "draft.md",
+        "never askgate's absolute path"
+    );
     let read = harness
         .run(json!({"method": "project_read", "path": "team/draft.md"}))
         .await;
@@ -123,7 +125,7 @@ async fn local_path_outside_or_symlinked_is_refused_before_any_request() {
         .unwrap_err();
     assert!(error
         .to_string()
-        .ends_with("must be inside the working directory"));
+        .ends_with("must be inside `projects.local_path_root`"));
     std::os::unix::fs::symlink(&outside, harness.working.path().join("link.md")).unwrap();
     let error = harness
         .run(json!({"method": "project_write", "path": "a.md", "local_path": "link.md"}))
@@ -131,7 +133,7 @@ async fn local_path_outside_or_symlinked_is_refused_before_any_request() {
         .unwrap_err();
     assert!(error
         .to_string()
-        .contains("resolves outside the working directory"));
+        .contains("resolves outside `projects.local_path_root`"));
     assert_eq!(harness.sandbox.requests(), 0);
 }
 

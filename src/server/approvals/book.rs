@@ -42,13 +42,20 @@ pub struct Withdrawal {
     pub why: String,
 }
 
+/// What one caller holds open: approvals and the bytes of their held calls.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct CallerOpen {
+    pub count: usize,
+    pub bytes: u64,
+}
+
 #[derive(Debug, Default)]
 pub(super) struct Book {
     pub entries: HashMap<String, Entry>,
     /// Pending approvals by creation sequence: paging order, and expiry order (one TTL).
     pub pending: BTreeMap<u64, String>,
     /// Open (pending or running) approvals per requesting caller; no zero entries.
-    pub open_by_caller: HashMap<String, usize>,
+    pub open_by_caller: HashMap<String, CallerOpen>,
     pub open: usize,
     pub open_bytes: u64,
     /// Finished approvals, oldest first, with when they finished.
@@ -104,14 +111,16 @@ impl Book {
         entry.view.status = status;
         self.open = self.open.saturating_sub(1);
         self.open_bytes = self.open_bytes.saturating_sub(entry.bytes);
+        let held_bytes = entry.bytes;
         entry.bytes = result.as_ref().map_or(0, json_bytes);
         entry.view.result = result;
         self.finished_bytes = self.finished_bytes.saturating_add(entry.bytes);
         entry.changed.notify_waiters();
         let owner = entry.view.requested_by.clone();
-        if let Some(count) = self.open_by_caller.get_mut(&owner) {
-            *count = count.saturating_sub(1);
-            if *count == 0 {
+        if let Some(open) = self.open_by_caller.get_mut(&owner) {
+            open.count = open.count.saturating_sub(1);
+            open.bytes = open.bytes.saturating_sub(held_bytes);
+            if open.count == 0 {
                 self.open_by_caller.remove(&owner);
             }
         }

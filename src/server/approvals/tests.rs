@@ -32,7 +32,7 @@ fn call(data: &str) -> PendingCall {
     let input = json!({"operation": "write_files", "arguments": {"project_id": "p1",
         "files": [{"path": "a.html", "data": data}]}});
     PendingCall {
-        session_id: "s".into(),
+        session_key: crate::state::SessionKey::new("agent-one", "s"),
         session: Session::default(),
         call: ApprovedCall::Design(DesignCall::parse(input, None).unwrap()),
         kinds: vec![ApprovalKind::Batch],
@@ -59,6 +59,8 @@ fn view(id: &str, caller: &str, now: OffsetDateTime) -> ApprovalView {
             operation: "write_files".into(),
             project_id: None,
             targets: Vec::new(),
+            writes: Vec::new(),
+            deletes: Vec::new(),
             message: "m".into(),
             scope: "this call only".into(),
             also: Vec::new(),

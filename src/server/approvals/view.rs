@@ -47,7 +47,8 @@ impl ApprovedCall {
 /// and the approval kinds the card asks for.
 #[derive(Debug)]
 pub struct PendingCall {
-    pub session_id: String,
+    /// Whose session the call came from (its plans are that key's).
+    pub session_key: crate::state::SessionKey,
     pub session: Session,
     pub call: ApprovedCall,
     pub kinds: Vec<ApprovalKind>,

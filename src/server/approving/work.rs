@@ -96,16 +96,17 @@ impl Work {
         } = claim;
         let (facts, local_file) = self
             .state
-            .gather(&pending.session_id, &pending.session, &pending.call)
+            .gather(&pending.session_key, &pending.session, &pending.call)
             .await;
         let prepared = Prepared {
             decision_id: uuid::Uuid::new_v4().to_string(),
-            session_id: pending.session_id,
+            session_key: pending.session_key,
             session: pending.session,
             call: pending.call,
             facts,
             local_file,
             tool_use_id: None,
+            waits_for: None,
         };
         let decision = match self.state.decide_and_record(&prepared).await {
             Ok(decision) => decision,
@@ -132,7 +133,7 @@ impl Work {
         error: ApiError,
     ) -> (Claim, ApiError) {
         let call = PendingCall {
-            session_id: prepared.session_id,
+            session_key: prepared.session_key,
             session: prepared.session,
             call: prepared.call,
             kinds,

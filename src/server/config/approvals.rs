@@ -15,6 +15,7 @@ pub struct RawApprovalLimits {
     pub max_pending_per_caller: Option<usize>,
     pub max_pending: Option<usize>,
     pub max_held_bytes: Option<u64>,
+    pub max_held_bytes_per_caller: Option<u64>,
     pub retention_seconds: Option<u64>,
     pub run_deadline_seconds: Option<u64>,
     pub approve_wait_seconds: Option<u64>,
@@ -28,6 +29,8 @@ pub struct ApprovalLimits {
     pub max_pending_per_caller: usize,
     pub max_pending: usize,
     pub max_held_bytes: u64,
+    /// The bytes one caller's held calls may take, so one agent cannot fill the store.
+    pub max_held_bytes_per_caller: u64,
     pub retention: Duration,
     /// A running approval ends (`completed` or `failed`) within this.
     pub run_deadline: Duration,
@@ -42,6 +45,7 @@ impl Default for ApprovalLimits {
             max_pending_per_caller: 32,
             max_pending: 1024,
             max_held_bytes: 64 * 1024 * 1024,
+            max_held_bytes_per_caller: 16 * 1024 * 1024,
             retention: Duration::from_secs(600),
             run_deadline: Duration::from_secs(180),
             approve_wait: Duration::from_secs(30),
@@ -66,15 +70,29 @@ impl ApprovalLimits {
             base.max_pending,
             1..=1_000_000,
         )?;
+        if per_caller > total {
+            return Err(ConfigError::new(
+                "approvals.max_pending_per_caller",
+                format!("{per_caller} is more than `approvals.max_pending` ({total})"),
+            ));
+        }
+        let max_held_bytes = within(
+            "approvals.max_held_bytes",
+            raw.max_held_bytes,
+            base.max_held_bytes,
+            1..=(64 * 1024 * 1024 * 1024),
+        )?;
+        let max_held_bytes_per_caller = within(
+            "approvals.max_held_bytes_per_caller",
+            raw.max_held_bytes_per_caller,
+            base.max_held_bytes_per_caller.min(max_held_bytes),
+            1..=max_held_bytes,
+        )?;
         let limits = Self {
             max_pending_per_caller: per_caller,
             max_pending: total,
-            max_held_bytes: within(
-                "approvals.max_held_bytes",
-                raw.max_held_bytes,
-                base.max_held_bytes,
-                1..=(64 * 1024 * 1024 * 1024),
-            )?,
+            max_held_bytes,
+            max_held_bytes_per_caller,
             retention: seconds("approvals.retention_seconds", raw.retention_seconds, 600)?,
             run_deadline: seconds(
                 "approvals.run_deadline_seconds",

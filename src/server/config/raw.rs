@@ -48,7 +48,11 @@ pub struct RawConfig {
     pub upstream_credentials: Option<RawUpstreamCredentials>,
     pub org_uuid: Option<String>,
     pub spill_dir: Option<PathBuf>,
-    pub working_dir: Option<PathBuf>,
+    /// Removed (N1): refused with a message naming `projects.local_path_root`; the value is
+    /// never kept.
+    pub working_dir: Option<serde::de::IgnoredAny>,
+    /// The `projects` section (`config::projects`): where a `local_path` may be read.
+    pub projects: Option<super::projects::RawProjects>,
     /// Shadow policy directories: evaluated beside the live set, logged, never enforced.
     pub shadow_policies: Option<Vec<PathBuf>>,
     /// Decision log directory; `None` disables the log.
@@ -63,6 +67,13 @@ pub struct RawConfig {
     pub mcp: Option<crate::server::mcp::RawMcp>,
     /// The approval webhook (`config::notify`).
     pub notify: Option<super::notify::RawNotify>,
+    /// A bearer token `GET /metrics` requires (none: the metrics are open; see
+    /// docs/operators.md for what they expose).
+    pub metrics_token: Option<String>,
+    /// The file this configuration was read from (not a key): askgate's own, never read
+    /// through a `local_path`.
+    #[serde(skip)]
+    pub config_file: Option<PathBuf>,
 }
 
 impl RawConfig {
@@ -73,11 +84,15 @@ impl RawConfig {
                 format!("cannot read `{}`: {error}", path.display()),
             )
         })?;
-        serde_json::from_str(&text).map_err(|error| {
+        let raw: Self = serde_json::from_str(&text).map_err(|error| {
             ConfigError::new(
                 "config",
                 format!("`{}`: {}", path.display(), without_values(&error)),
             )
+        })?;
+        Ok(Self {
+            config_file: Some(path.to_path_buf()),
+            ..raw
         })
     }
 
@@ -112,6 +127,7 @@ impl RawConfig {
             org_uuid: higher.org_uuid.or(self.org_uuid),
             spill_dir: higher.spill_dir.or(self.spill_dir),
             working_dir: higher.working_dir.or(self.working_dir),
+            projects: higher.projects.or(self.projects),
             shadow_policies: higher.shadow_policies.or(self.shadow_policies),
             log_dir: higher.log_dir.or(self.log_dir),
             log_failure: higher.log_failure.or(self.log_failure),
@@ -119,6 +135,8 @@ impl RawConfig {
             http: higher.http.or(self.http),
             mcp: higher.mcp.or(self.mcp),
             notify: higher.notify.or(self.notify),
+            metrics_token: higher.metrics_token.or(self.metrics_token),
+            config_file: higher.config_file.or(self.config_file),
         }
     }
 }

@@ -31,7 +31,33 @@ fn c7_demo_tokens_are_refused_only_off_loopback() {
         // On loopback the published tokens are what the demo callers are anyway.
         assert!(with("127.0.0.1:8080", vec![caller(token)]).is_ok());
     }
-    assert!(with("0.0.0.0:8080", vec![caller("a-secret-of-24-characters")]).is_ok());
+    assert!(with(
+        "0.0.0.0:8080",
+        vec![caller("a-secret-of-thirty-two-characters")]
+    )
+    .is_ok());
+}
+
+#[test]
+fn weak_or_unusable_tokens_are_refused_without_echoing_them() {
+    for token in [
+        "sixteen-chars-ok",
+        "thirty-one-characters-long-xxxx",
+        "a-secret-of-thirty-two-chars\nwith-newline",
+        "a secret of thirty-two characters",
+        "a-secret-of-thirty-two-characters\t",
+    ] {
+        let error = with("127.0.0.1:8080", vec![caller(token)]).unwrap_err();
+        assert_eq!(error.field, "callers[0].token", "{token:?}");
+        assert!(!error.to_string().contains(token), "{error}");
+    }
+    let metrics = Config::validate(RawConfig {
+        metrics_token: Some("short".to_string()),
+        ..RawConfig::default()
+    })
+    .unwrap_err();
+    assert_eq!(metrics.field, "metrics_token");
+    assert!(!metrics.to_string().contains("short"), "{metrics}");
 }
 
 #[test]

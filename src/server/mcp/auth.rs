@@ -1,18 +1,24 @@
 //! server::mcp::auth: the layer in front of `/mcp` — every request carries an agent's bearer
-//! token (a missing or unknown token is 401 with `WWW-Authenticate`; an approver's is 403),
-//! a new session is refused once the session cap is reached, and the authenticated caller
-//! travels to the MCP handler in the request's extensions.
+//! token (a missing or unknown token is 401 with `WWW-Authenticate`; an approver's is 403), a
+//! request naming an MCP session is served only for the principal that opened it (anyone else
+//! gets 404, as for an unknown session: N3), a new session is admitted under the session
+//! quotas (per principal and in total) or closed at once with 503, and the authenticated
+//! caller travels to the MCP handler in the request's extensions. A stateless 2026-07-28
+//! request opens no session, so it is never refused for a full session table.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde_json::json;
 
+use super::owners::SessionOwners;
 use crate::server::caller::{Caller, Role};
 use crate::server::gateway::AppState;
 
@@ -20,11 +26,12 @@ use crate::server::gateway::AppState;
 #[derive(Debug, Clone)]
 pub struct McpCaller(pub Caller);
 
-/// What the layer needs: the callers and the open sessions.
+/// What the layer needs: the callers, rmcp's open sessions and who opened each.
 #[derive(Clone)]
 pub struct Gate {
     pub state: AppState,
     pub sessions: Arc<LocalSessionManager>,
+    pub owners: Arc<SessionOwners>,
 }
 
 /// The header a client echoes once `initialize` gave it a session.
@@ -41,26 +48,67 @@ pub async fn require_agent(State(gate): State<Gate>, mut request: Request, next:
             "an approver token cannot use the MCP tools: connect with an agent token",
         );
     }
-    if opens_session(&request) && gate.full().await {
-        return refused(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many open MCP sessions: try again when one closes",
-        );
+    let named = session_named(&request);
+    if let Some(id) = &named {
+        if !gate.owners.belongs(id, &caller.principal) {
+            return not_found();
+        }
     }
+    let deleting = request.method() == Method::DELETE;
+    let principal = caller.principal.clone();
     request.extensions_mut().insert(McpCaller(caller));
-    next.run(request).await
+    let response = next.run(request).await;
+    match named {
+        Some(id) if deleting && response.status().is_success() => gate.owners.closed(&id),
+        Some(_) => {}
+        None => return gate.admitted(response, &principal).await,
+    }
+    response
+}
+
+/// The session id a request names, if any (trimmed, as rmcp reads it).
+fn session_named(request: &Request) -> Option<String> {
+    request
+        .headers()
+        .get(SESSION_HEADER)
+        .map(|value| value.to_str().unwrap_or("\u{fffd}").trim().to_string())
 }
 
 impl Gate {
-    async fn full(&self) -> bool {
-        let open = self.sessions.sessions.read().await.len();
-        open >= self.state.inner().mcp.max_sessions
+    /// A response that opened a session is admitted under the quotas; past them the session
+    /// is closed at once and the client told why (503).
+    async fn admitted(&self, response: Response, principal: &str) -> Response {
+        let Some(id) = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string)
+        else {
+            return response;
+        };
+        let live: HashSet<String> = self
+            .sessions
+            .sessions
+            .read()
+            .await
+            .keys()
+            .map(|id| id.to_string())
+            .collect();
+        match self.owners.opened(&id, principal, &live) {
+            Ok(()) => response,
+            Err(limit) => {
+                if let Err(error) = self.sessions.close_session(&id.as_str().into()).await {
+                    tracing::warn!(%error, "a session past the quota could not be closed");
+                }
+                refused(StatusCode::SERVICE_UNAVAILABLE, &limit.to_string())
+            }
+        }
     }
 }
 
-/// A POST without a session header is an `initialize` (or a stateless request).
-fn opens_session(request: &Request) -> bool {
-    request.method() == axum::http::Method::POST && !request.headers().contains_key(SESSION_HEADER)
+/// 404 for a session the caller did not open, worded as rmcp words an unknown one.
+fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
 
 /// 401 with the bearer challenge (RFC 6750). askgate publishes no OAuth metadata: its tokens

@@ -1,80 +1,215 @@
 //! server::mcp::call: one `tools/call` through exactly the pipeline of `/v1/design/call` and
 //! `/v1/projects/call` — `AppState::prepare` (parse, observe, facts) then `AppState::handle`
 //! (decide, decision log, metrics, executor or a pending approval) — with the outcome turned
-//! into a tool result. An ask holds the call ([`super::hold`]).
+//! into a tool result. An ask holds the call ([`super::hold`]); a 2026-07-28 client that takes
+//! URL elicitation is first told where to approve (`input_required`, [`super::link`]) and its
+//! retry is the call that is held.
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
+use std::sync::Arc;
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, RequestMetaObject};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use serde_json::Value;
-use tokio::sync::Semaphore;
 
+use super::held::{HeldCalls, HeldLimit};
 use super::hold::Hold;
+use super::link::{call_digest, ApprovalLinks, LinkState};
 use super::outcome;
 use super::schema::{DESIGN, PROJECTS};
 use super::session::McpSession;
 use crate::server::approvals::{ApprovalStatus, ApprovalView};
 use crate::server::gateway::{AppState, Handled};
+use crate::server::metrics::LinkStep;
 
-pub async fn call(
-    state: &AppState,
-    held: &Semaphore,
-    request: CallToolRequestParams,
-    context: &RequestContext<RoleServer>,
-) -> CallToolResult {
-    let public_url = state.inner().mcp.public_url.as_deref();
-    let Some(session) = McpSession::of(context, public_url) else {
-        // INVARIANT: the auth layer puts the caller on every `/mcp` request.
-        return outcome::error("askgate: this request carries no authenticated caller");
-    };
-    let tool = request.name.as_ref();
-    if !matches!(tool, DESIGN | PROJECTS) {
-        return outcome::error(&format!(
-            "invalid input `name`: unknown tool `{tool}`; use `{DESIGN}` or `{PROJECTS}`"
-        ));
-    }
-    let input = Value::Object(request.arguments.unwrap_or_default());
-    let mut prepared = match state.prepare(tool, &session.facts, input).await {
-        Ok(prepared) => prepared,
-        Err(error) => return outcome::refused_input(&error),
-    };
-    prepared.tool_use_id = tool_use_id(&context.meta);
-    let decision_id = prepared.decision_id.clone();
-    match state.handle(&session.caller, prepared).await {
-        Err(error) => outcome::error(&format!(
-            "askgate refused this call: {error} (decision {decision_id})"
-        )),
-        Ok(Handled::Allowed { result, .. }) => outcome::upstream(result),
-        Ok(Handled::Denied { decision }) => outcome::denied(&decision_id, &decision),
-        Ok(Handled::Asked { approval, .. }) if approval.status != ApprovalStatus::Pending => {
-            outcome::not_approved(&approval, &decision_id)
+/// What a `tools/call` needs beside the service: the held-call quota and the approval links.
+pub struct Front<'a> {
+    pub state: &'a AppState,
+    pub held: &'a Arc<HeldCalls>,
+    pub links: &'a ApprovalLinks,
+}
+
+impl Front<'_> {
+    pub async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let public_url = self.state.inner().mcp.public_url.as_deref();
+        let Some(session) = McpSession::of(context, public_url) else {
+            // INVARIANT: the auth layer puts the caller on every `/mcp` request.
+            return outcome::error("askgate: this request carries no authenticated caller").into();
+        };
+        let tool = request.name.to_string();
+        if !matches!(tool.as_str(), DESIGN | PROJECTS) {
+            return outcome::error(&format!(
+                "invalid input `name`: unknown tool `{tool}`; use `{DESIGN}` or `{PROJECTS}`"
+            ))
+            .into();
         }
-        Ok(Handled::Asked { approval, .. }) => {
-            let Ok(_permit) = held.try_acquire() else {
-                return not_held(state, &approval, &decision_id).await;
-            };
-            Hold {
-                state,
-                approval: &approval,
-                decision_id: &decision_id,
-                peer: &context.peer,
-                progress: context.meta.get_progress_token(),
-                cancelled: context.ct.clone(),
-                base_url: session.base_url,
+        let digest = call_digest(&tool, request.arguments.as_ref());
+        if let Some(sealed) = &request.request_state {
+            return self
+                .retried(&session, sealed, &digest, context)
+                .await
+                .into();
+        }
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let prepared = self
+            .state
+            .prepare(session.key.clone(), session.facts.clone(), &tool, input)
+            .await;
+        let mut prepared = match prepared {
+            Ok(prepared) => prepared,
+            Err(error) => return outcome::refused_input(&error).into(),
+        };
+        prepared.tool_use_id = tool_use_id(&context.meta);
+        prepared.waits_for = Some(self.state.inner().mcp.approval_wait);
+        let decision_id = prepared.decision_id.clone();
+        match self.state.handle(&session.caller, prepared).await {
+            Err(error) => outcome::error(&format!(
+                "askgate refused this call: {error} (decision {decision_id})"
+            ))
+            .into(),
+            Ok(Handled::Allowed { result, .. }) => outcome::upstream(result).into(),
+            Ok(Handled::Denied { decision }) => outcome::denied(&decision_id, &decision).into(),
+            Ok(Handled::Asked { approval, .. }) if approval.status != ApprovalStatus::Pending => {
+                outcome::not_approved(&approval, &decision_id, None).into()
             }
-            .result()
-            .await
+            Ok(Handled::Asked { approval, .. }) => {
+                if let Some(offer) =
+                    self.offer_link(&session, &approval, &decision_id, &digest, context)
+                {
+                    return offer;
+                }
+                self.hold(&session, &approval, &decision_id, context)
+                    .await
+                    .into()
+            }
         }
+    }
+
+    /// A 2026-07-28 client that declared URL elicitation is sent the approval's page and a
+    /// sealed state to retry with; any other client's call is held at once.
+    fn offer_link(
+        &self,
+        session: &McpSession,
+        approval: &ApprovalView,
+        decision_id: &str,
+        digest: &[u8; 32],
+        context: &RequestContext<RoleServer>,
+    ) -> Option<CallToolResponse> {
+        let stateless = context.meta.protocol_version().is_some();
+        let takes_urls = context
+            .meta
+            .client_capabilities()
+            .and_then(|capabilities| capabilities.elicitation)
+            .is_some_and(|elicitation| elicitation.url.is_some());
+        if !(stateless && takes_urls) {
+            return None;
+        }
+        let now = self.state.inner().clock.now();
+        let left = (approval.expires_at - now).max(time::Duration::ZERO);
+        let state = LinkState {
+            approval: approval.id.clone(),
+            decision: decision_id.to_string(),
+        };
+        let url = approval_url(&session.base_url, &approval.id);
+        let ttl = std::time::Duration::try_from(left).ok()?;
+        let offer = self
+            .links
+            .offer(&state, &session.caller.principal, digest, &url, ttl)?;
+        self.state.inner().metrics.approval_link(LinkStep::Offered);
+        Some(CallToolResponse::InputRequired(offer))
+    }
+
+    /// The retry of a call that was sent its approval's link: the state is opened for this
+    /// caller and this call, once, and the call is held on that approval.
+    async fn retried(
+        &self,
+        session: &McpSession,
+        sealed: &str,
+        digest: &[u8; 32],
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let inner = self.state.inner();
+        let now = inner.clock.now();
+        let expiry = |id: &str| {
+            inner
+                .approvals
+                .view(id, now)
+                .ok()
+                .map(|view| view.expires_at)
+        };
+        let principal = &session.caller.principal;
+        let state = match self.links.redeem(sealed, principal, digest, now, expiry) {
+            Ok(state) => state,
+            Err(error) => {
+                inner.metrics.approval_link(LinkStep::Refused);
+                return outcome::error(&format!("askgate refused this retry: {error}"));
+            }
+        };
+        inner.metrics.approval_link(LinkStep::Redeemed);
+        let owned = inner.approvals.owner(&state.approval, now).as_deref() == Some(principal);
+        let view = inner.approvals.view(&state.approval, now);
+        let (true, Ok(view)) = (owned, view) else {
+            return outcome::error(&format!(
+                "askgate refused this retry: approval `{}` is not known for this caller",
+                state.approval
+            ));
+        };
+        if view.status != ApprovalStatus::Pending {
+            return outcome::settled(
+                &view,
+                &state.decision,
+                &approval_url(&session.base_url, &view.id),
+            );
+        }
+        self.hold(session, &view, &state.decision, context).await
+    }
+
+    /// Holds the call until an approver decides, under the held-call quota.
+    async fn hold(
+        &self,
+        session: &McpSession,
+        approval: &ApprovalView,
+        decision_id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let _permit = match self.held.try_hold(&session.caller.principal) {
+            Ok(permit) => permit,
+            Err(limit) => return not_held(self.state, approval, decision_id, &limit).await,
+        };
+        Hold {
+            state: self.state,
+            approval,
+            decision_id,
+            peer: &context.peer,
+            progress: context.meta.get_progress_token(),
+            cancelled: context.ct.clone(),
+            url: approval_url(&session.base_url, &approval.id),
+        }
+        .result()
+        .await
     }
 }
 
-/// Past `mcp.max_held` the call is answered at once, so its approval is withdrawn: nobody
-/// would receive the result of approving it.
-async fn not_held(state: &AppState, approval: &ApprovalView, decision_id: &str) -> CallToolResult {
-    let limit = state.inner().mcp.max_held;
+/// The approval's page in the console, as the approver reaches it.
+pub fn approval_url(base_url: &str, id: &str) -> String {
+    format!("{base_url}/console/approvals/{id}")
+}
+
+/// Past `mcp.max_held` (or the caller's `mcp.max_held_per_caller`) the call is answered at
+/// once, so its approval is withdrawn: nobody would receive the result of approving it.
+async fn not_held(
+    state: &AppState,
+    approval: &ApprovalView,
+    decision_id: &str,
+    limit: &HeldLimit,
+) -> CallToolResult {
     let why = format!(
-        "withdrawn by askgate: it already holds {limit} MCP calls for approval \
-         (`mcp.max_held`), so the call from `{}` was not held and nobody would receive its result",
+        "withdrawn by askgate: {limit}, so the call from `{}` was not held and nobody would \
+         receive its result",
         approval.requested_by
     );
     let status = match state.withdraw(&approval.id, &why).await {

@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use tokio::sync::Semaphore;
 
 use super::session::McpSession;
 use super::{call, listing};
@@ -19,8 +18,10 @@ use crate::server::gateway::AppState;
 #[derive(Clone)]
 pub struct Front {
     pub state: AppState,
-    /// One permit per call held for an approver, shared by every session.
-    pub held: Arc<Semaphore>,
+    /// The slots of calls held for an approver, shared by every session.
+    pub held: Arc<super::held::HeldCalls>,
+    /// The 2026-07-28 approval links (sealed `requestState`s and their redemptions).
+    pub links: Arc<super::link::ApprovalLinks>,
 }
 
 const INSTRUCTIONS: &str = "askgate decides every call to Claude Design and Projects with its \
@@ -61,7 +62,7 @@ impl ServerHandler for Front {
                 None,
             ));
         };
-        let tools = listing::listed(&self.state, &session.facts).await;
+        let tools = listing::listed(&self.state, &session).await;
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -70,8 +71,11 @@ impl ServerHandler for Front {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(call::call(&self.state, &self.held, request, &context)
-            .await
-            .into())
+        let front = call::Front {
+            state: &self.state,
+            held: &self.held,
+            links: &self.links,
+        };
+        Ok(front.call(request, &context).await)
     }
 }

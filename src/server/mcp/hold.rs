@@ -29,8 +29,8 @@ pub struct Hold<'a> {
     pub peer: &'a Peer<RoleServer>,
     pub progress: Option<ProgressToken>,
     pub cancelled: CancellationToken,
-    /// Where approvers reach this service, for the approval's link.
-    pub base_url: String,
+    /// The approval's page in the console, named in progress and in the result.
+    pub url: String,
 }
 
 /// Withdraws the approval if the held call is dropped before it settles.
@@ -73,11 +73,7 @@ impl Hold<'_> {
         };
         unsettled.armed = false;
         match view {
-            Ok(view) if view.status == ApprovalStatus::Completed => match view.result {
-                Some(result) => outcome::upstream(result),
-                None => outcome::error("the approved call finished without a result"),
-            },
-            Ok(view) => outcome::not_approved(&view, self.decision_id),
+            Ok(view) => outcome::settled(&view, self.decision_id, &self.url),
             Err(error) => outcome::error(&format!("askgate lost the approval: {error}")),
         }
     }
@@ -156,8 +152,8 @@ impl Hold<'_> {
         };
         let progress =
             ProgressNotificationParam::new(token, f64::from(reported)).with_message(format!(
-                "waiting for an approver to decide approval `{}`",
-                self.approval.id
+                "waiting for an approver to decide approval `{}` at {}",
+                self.approval.id, self.url
             ));
         if let Err(error) = self.peer.notify_progress(progress).await {
             tracing::debug!(%error, "progress notification not sent");
@@ -176,7 +172,7 @@ impl Hold<'_> {
             return;
         }
         let id = &self.approval.id;
-        let Ok(url) = url::Url::parse(&format!("{}/console/approvals/{id}", self.base_url)) else {
+        let Ok(url) = url::Url::parse(&self.url) else {
             return;
         };
         let message = format!(

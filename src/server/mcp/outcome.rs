@@ -63,8 +63,27 @@ pub fn refused_input(error: &ApiError) -> CallToolResult {
     }
 }
 
-/// The approval ended without running the call.
-pub fn not_approved(view: &ApprovalView, decision_id: &str) -> CallToolResult {
+/// What a held call answers once its approval settled: the call's result when it ran
+/// (followed by a line naming the approval), or why it did not run. Both name the approval's
+/// page, where the approver decided.
+pub fn settled(view: &ApprovalView, decision_id: &str, url: &str) -> CallToolResult {
+    if view.status != ApprovalStatus::Completed {
+        return not_approved(view, decision_id, Some(url));
+    }
+    let Some(result) = view.result.clone() else {
+        return error("the approved call finished without a result");
+    };
+    let mut out = upstream(result);
+    let by = view.approved_by.as_deref().unwrap_or("an approver");
+    out.content.push(ContentBlock::text(format!(
+        "askgate: this call ran once `{by}` approved approval `{}` ({url})",
+        view.id
+    )));
+    out
+}
+
+/// The approval ended without running the call (`url`: its page, when the caller knows it).
+pub fn not_approved(view: &ApprovalView, decision_id: &str, url: Option<&str>) -> CallToolResult {
     let why = match view.status {
         ApprovalStatus::Refused => "an approver refused it",
         ApprovalStatus::Expired => "it expired before an approver answered",
@@ -78,8 +97,11 @@ pub fn not_approved(view: &ApprovalView, decision_id: &str) -> CallToolResult {
         }
         _ => "askgate lost track of it",
     };
+    let said = approver_said(view);
+    let at = url.map(|url| format!(" at {url}")).unwrap_or_default();
     let mut out = error(&format!(
-        "askgate held this call for approval `{}` ({}), and it did not run: {why} (decision {decision_id})",
+        "askgate held this call for approval `{}`{at} ({}), and it did not run: {why}{said} \
+         (decision {decision_id})",
         view.id,
         view.status.as_str()
     ));
@@ -88,6 +110,19 @@ pub fn not_approved(view: &ApprovalView, decision_id: &str) -> CallToolResult {
         "decision_id": decision_id
     }));
     out
+}
+
+/// A refusal's words (who refused, their note) as the agent should read them.
+fn approver_said(view: &ApprovalView) -> String {
+    if view.status != ApprovalStatus::Refused {
+        return String::new();
+    }
+    let message = view
+        .result
+        .as_ref()
+        .and_then(|result| result.pointer("/content/0/text"))
+        .and_then(Value::as_str);
+    message.map(|text| format!(" — {text}")).unwrap_or_default()
 }
 
 pub fn error(text: &str) -> CallToolResult {

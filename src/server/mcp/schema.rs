@@ -1,15 +1,16 @@
 //! server::mcp::schema: the two MCP tools as the reference client shapes them — `ClaudeDesign`
-//! (`{operation, arguments}`, its `inputSchema` built from the static operation table) and
-//! `Projects` (`{method, ...}` with the five methods). It describes; it validates nothing
-//! (`call::DesignCall` and `call::ProjectsCall` do, on every call).
+//! (`{operation, arguments}`, its `inputSchema` and description built from the static
+//! operation table: `design`) and `Projects` (`{method, ...}` with the five methods). It
+//! describes; it validates nothing (`call::DesignCall` and `call::ProjectsCall` do, on every
+//! call).
+
+mod design;
 
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use crate::call::operations::static_operations;
-use crate::call::schema::{ArgumentKey, ArgumentKind};
 use crate::call::ProjectsMethod;
 
 pub const DESIGN: &str = "ClaudeDesign";
@@ -18,10 +19,8 @@ pub const PROJECTS: &str = "Projects";
 pub fn design_tool() -> Tool {
     Tool::new(
         DESIGN,
-        "Claude Design (claude.ai/design) through askgate: `operation` names one Design \
-         operation and `arguments` its arguments. askgate's policies allow, hold for an \
-         approver, or deny each call.",
-        object(design_schema()),
+        design::description(),
+        object(design::input_schema()),
     )
     .with_annotations(ToolAnnotations::with_title("Claude Design").destructive(true))
 }
@@ -29,8 +28,13 @@ pub fn design_tool() -> Tool {
 pub fn projects_tool() -> Tool {
     Tool::new(
         PROJECTS,
-        "The session's attached claude.ai Project through askgate: `method` is one of \
-         project_info, project_read, project_search, project_write, project_delete.",
+        "The session's attached claude.ai Project through askgate. Methods: \
+         project_info() the project's docs, files and knowledge size; project_read(path) one \
+         doc or file; project_search(query, n 1-15) search the docs; project_write(path, \
+         content | local_path, present_to_user) write a text doc (exactly one of content or \
+         local_path; local_path names a file on askgate's machine, read only under the root \
+         its operator configured); project_delete(path) delete a text doc. askgate's policies \
+         allow, hold for a person to approve, or deny each call.",
         object(projects_schema()),
     )
     .with_annotations(ToolAnnotations::with_title("Projects").destructive(true))
@@ -43,74 +47,25 @@ fn object(value: Value) -> Arc<JsonObject> {
     }
 }
 
-/// `operation` is one of the table's names; each operation's `arguments` take its keys.
-fn design_schema() -> Value {
-    let names: Vec<&str> = static_operations().iter().map(|op| op.name).collect();
-    let per_operation: Vec<Value> = static_operations()
-        .iter()
-        .map(|op| {
-            json!({
-                "if": {"properties": {"operation": {"const": op.name}}},
-                "then": {"properties": {"arguments": arguments_schema(op.schema.keys)}}
-            })
-        })
-        .collect();
-    json!({
-        "type": "object",
-        "properties": {
-            "operation": {"type": "string", "enum": names},
-            "arguments": {"type": "object"}
-        },
-        "required": ["operation"],
-        "additionalProperties": false,
-        "allOf": per_operation
-    })
-}
-
-fn arguments_schema(keys: &[ArgumentKey]) -> Value {
-    let properties: Map<String, Value> = keys
-        .iter()
-        .map(|key| (key.name.to_string(), key_schema(key.kind)))
-        .collect();
-    json!({"type": "object", "properties": properties, "additionalProperties": false})
-}
-
-fn key_schema(kind: ArgumentKind) -> Value {
-    match kind {
-        ArgumentKind::Scalar { max_bytes } => {
-            json!({"type": ["string", "boolean", "number"], "maxLength": max_bytes})
-        }
-        ArgumentKind::Choice { values, .. } => json!({"type": "string", "enum": values}),
-        ArgumentKind::StringList => json!({"type": "array", "items": {"type": "string"}}),
-        ArgumentKind::ObjectList { fields } => {
-            let properties: Map<String, Value> = fields
-                .iter()
-                .map(|field| (field.name.to_string(), json!({"type": "string"})))
-                .collect();
-            let required: Vec<&str> = fields
-                .iter()
-                .filter(|field| field.required)
-                .map(|field| field.name)
-                .collect();
-            json!({"type": "array", "items": {
-                "type": "object", "properties": properties, "required": required
-            }})
-        }
-    }
-}
-
 fn projects_schema() -> Value {
     let methods: Vec<&str> = ProjectsMethod::ALL.iter().map(|m| m.as_str()).collect();
     json!({
         "type": "object",
         "properties": {
             "method": {"type": "string", "enum": methods},
-            "path": {"type": "string"},
-            "content": {"type": "string"},
-            "local_path": {"type": "string"},
-            "present_to_user": {"type": "boolean"},
-            "query": {"type": "string"},
-            "n": {"type": "integer", "minimum": 1}
+            "path": {"type": "string", "minLength": 1, "maxLength": 255,
+                "description": "the doc or file (project_read, project_write, project_delete)"},
+            "content": {"type": "string",
+                "description": "the text to write (project_write; or local_path)"},
+            "local_path": {"type": "string", "minLength": 1,
+                "description": "a file on askgate's machine to upload instead of content \
+                    (project_write), read only under the operator's configured root"},
+            "present_to_user": {"type": "boolean",
+                "description": "show the written doc to the user (project_write)"},
+            "query": {"type": "string", "minLength": 1,
+                "description": "what to search for (project_search)"},
+            "n": {"type": "integer", "minimum": 1, "maximum": 15,
+                "description": "how many hits (project_search, default 5)"}
         },
         "required": ["method"],
         "additionalProperties": false
@@ -121,6 +76,7 @@ fn projects_schema() -> Value {
 mod tests {
     #![allow(clippy::indexing_slicing)]
     use super::*;
+    use crate::call::operations::static_operations;
 
     #[test]
     fn the_design_schema_lists_every_static_operation_and_its_keys() {

@@ -1,23 +1,26 @@
 //! server::mcp::session: who an MCP request is from and the session facts it is decided with.
 //! The principal comes from the bearer token; `agent`, `mode`, `interactive` and
-//! `permission_hook` from that caller's configuration (`callers[].session`); the askgate
-//! session id is the MCP session id, so plans are kept per MCP session. Nothing here comes
-//! from the tool arguments or `_meta`, which the model or the client could shape.
+//! `permission_hook` from that caller's configuration (`callers[].session`). Plans are kept
+//! per (principal, MCP session): the session id is the `Mcp-Session-Id` of a 2025-11-25
+//! session that this principal opened (the auth layer refuses any other, N3); a 2026-07-28
+//! request has no protocol session and is never filed under a header's id: its plans are the
+//! principal's. Nothing here comes from the tool arguments or `_meta`, which the model or the
+//! client could shape (`_meta` only tells which revision rmcp served the request under).
 
 use axum::http::request::Parts;
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 
 use super::auth::{McpCaller, SESSION_HEADER};
+use crate::facts::Session;
 use crate::server::caller::Caller;
-use crate::server::wire::SessionBody;
-
-/// The longest session id taken from the header, in bytes (rmcp's own are UUIDs).
-const SESSION_ID_BYTES: usize = 128;
+use crate::state::SessionKey;
 
 pub struct McpSession {
     pub caller: Caller,
-    pub facts: SessionBody,
+    /// Whose session the call's plans are kept under.
+    pub key: SessionKey,
+    pub facts: Session,
     /// `scheme://host` the client reached this service at (or the configured public URL).
     pub base_url: String,
 }
@@ -27,10 +30,13 @@ impl McpSession {
     pub fn of(context: &RequestContext<RoleServer>, public_url: Option<&str>) -> Option<Self> {
         let parts = context.extensions.get::<Parts>()?;
         let McpCaller(caller) = parts.extensions.get::<McpCaller>()?.clone();
-        let id = session_id(parts, &caller);
+        let stateless = context.meta.protocol_version().is_some();
+        let key = SessionKey::new(
+            caller.principal.clone(),
+            session_id(parts, &caller, stateless),
+        );
         let defaults = caller.defaults;
-        let facts = SessionBody {
-            id,
+        let facts = Session {
             agent: defaults.agent,
             agent_id: None,
             mode: defaults.mode,
@@ -41,25 +47,26 @@ impl McpSession {
         let base_url = public_url.map_or_else(|| request_base(parts), str::to_string);
         Some(Self {
             caller,
+            key,
             facts,
             base_url,
         })
     }
 }
 
-/// The MCP session id; a stateless (2026-07-28) request has none, and its plans are then kept
-/// per principal.
-fn session_id(parts: &Parts, caller: &Caller) -> String {
-    parts
+/// The MCP session id of a request in a 2025-11-25 session (the auth layer has checked it is
+/// the caller's own); a stateless 2026-07-28 request files its plans under the principal.
+fn session_id(parts: &Parts, caller: &Caller, stateless: bool) -> String {
+    let header = parts
         .headers
         .get(SESSION_HEADER)
         .and_then(|value| value.to_str().ok())
         .map(str::trim)
-        .filter(|id| !id.is_empty() && id.len() <= SESSION_ID_BYTES)
-        .map_or_else(
-            || format!("mcp-principal:{}", caller.principal),
-            |id| format!("mcp:{id}"),
-        )
+        .filter(|id| !id.is_empty() && id.len() <= super::owners::SESSION_ID_BYTES);
+    match header {
+        Some(id) if !stateless => format!("mcp:{id}"),
+        _ => format!("mcp-principal:{}", caller.principal),
+    }
 }
 
 fn request_base(parts: &Parts) -> String {

@@ -22,9 +22,13 @@ pub struct RawMcp {
     pub allowed_origins: Option<Vec<String>>,
     /// Open MCP sessions at most (default 256); a new `initialize` beyond it gets 503.
     pub max_sessions: Option<usize>,
+    /// Open MCP sessions of one principal at most (default 16).
+    pub max_sessions_per_caller: Option<usize>,
     /// Calls held for an approver at once, at most (default 64); one more is answered with
     /// `isError` and its approval is withdrawn.
     pub max_held: Option<usize>,
+    /// Calls of one principal held at once, at most (default 16).
+    pub max_held_per_caller: Option<usize>,
     /// The service's URL as approvers reach it, for the approval links sent to clients
     /// (default: `http://` and the request's `Host`).
     pub public_url: Option<String>,
@@ -38,8 +42,12 @@ pub struct McpSettings {
     pub allowed_hosts: Vec<String>,
     pub allowed_origins: Vec<String>,
     pub max_sessions: usize,
+    pub max_sessions_per_caller: usize,
     pub max_held: usize,
+    pub max_held_per_caller: usize,
     pub public_url: Option<String>,
+    /// `http.max_body_bytes`, which `/mcp` bodies obey too (set by the configuration).
+    pub max_body_bytes: usize,
 }
 
 impl Default for McpSettings {
@@ -50,8 +58,11 @@ impl Default for McpSettings {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
             allowed_origins: Vec::new(),
             max_sessions: 256,
+            max_sessions_per_caller: 16,
             max_held: 64,
+            max_held_per_caller: 16,
             public_url: None,
+            max_body_bytes: crate::server::config::DEFAULT_MAX_BODY_BYTES,
         }
     }
 }
@@ -101,6 +112,18 @@ impl McpSettings {
                 format!("{max_held} is outside 1..=10000"),
             ));
         }
+        let max_sessions_per_caller = per_caller(
+            "max_sessions_per_caller",
+            raw.max_sessions_per_caller,
+            defaults.max_sessions_per_caller,
+            max_sessions,
+        )?;
+        let max_held_per_caller = per_caller(
+            "max_held_per_caller",
+            raw.max_held_per_caller,
+            defaults.max_held_per_caller,
+            max_held,
+        )?;
         let public_url = match raw.public_url {
             Some(url) if !(url.starts_with("http://") || url.starts_with("https://")) => {
                 return Err(invalid(
@@ -126,10 +149,28 @@ impl McpSettings {
             allowed_hosts: raw.allowed_hosts.unwrap_or(defaults.allowed_hosts),
             allowed_origins,
             max_sessions,
+            max_sessions_per_caller,
             max_held,
+            max_held_per_caller,
             public_url,
+            max_body_bytes: defaults.max_body_bytes,
         })
     }
+}
+
+/// A per-principal quota: 1..=the total it shares; by default the smaller of the default and
+/// the total.
+fn per_caller(
+    field: &str,
+    raw: Option<usize>,
+    default: usize,
+    total: usize,
+) -> Result<usize, ConfigError> {
+    let value = raw.unwrap_or(default.min(total));
+    if value == 0 || value > total {
+        return Err(invalid(field, format!("{value} is outside 1..={total}")));
+    }
+    Ok(value)
 }
 
 #[cfg(test)]
