@@ -74,8 +74,9 @@ APPROVER=askgate-demo-approver-token
 SANDBOX_TOKEN=sandbox-access-token
 
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)"; exit 1; }
-cargo build --release --quiet
-cargo build --release --quiet --example http_floor
+# One invocation, one feature set: built apart, the binary (no dev-dependencies) and the
+# example would each need their own build of the dependencies.
+cargo build --release --quiet --bin askgate --example http_floor
 BIN=target/release/askgate
 WORK=$(mktemp -d)
 PIDS=()
