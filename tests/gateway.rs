@@ -13,6 +13,7 @@ mod boundaries;
 mod cards;
 mod consent_grants;
 mod console;
+mod console_boundaries;
 mod console_browser;
 mod explain;
 mod hardening;

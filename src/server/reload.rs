@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::authz::{LoadProblem, PolicySnapshot};
-use crate::cli::sources::listing::{policy_entries, PolicyEntry};
-use crate::cli::sources::{self, PolicyArgs};
+use crate::sources::listing::{policy_entries, PolicyEntry};
+use crate::sources::{self, PolicyArgs};
 
 /// What the last reload attempt did.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

@@ -9,17 +9,17 @@ use super::harness::{main_session, write_args, Gateway, AGENT, APPROVER};
 pub(super) struct Browser<'a> {
     gateway: &'a Gateway,
     http: reqwest::Client,
-    cookies: Vec<(String, String)>,
+    pub(super) cookies: Vec<(String, String)>,
 }
 
 pub(super) struct Page {
     pub(super) status: u16,
-    headers: reqwest::header::HeaderMap,
+    pub(super) headers: reqwest::header::HeaderMap,
     pub(super) body: String,
 }
 
 impl Page {
-    fn location(&self) -> &str {
+    pub(super) fn location(&self) -> &str {
         self.headers
             .get("location")
             .and_then(|value| value.to_str().ok())
@@ -37,8 +37,15 @@ impl Page {
 
 impl<'a> Browser<'a> {
     pub(super) fn new(gateway: &'a Gateway) -> Self {
+        Self::from_address(gateway, std::net::Ipv4Addr::LOCALHOST.into())
+    }
+
+    /// A browser whose connections come from `address` (another loopback address is another
+    /// peer to the service).
+    pub(super) fn from_address(gateway: &'a Gateway, address: std::net::IpAddr) -> Self {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .local_address(address)
             .build()
             .unwrap();
         Self {
@@ -98,7 +105,7 @@ impl<'a> Browser<'a> {
     }
 }
 
-async fn ask_for_a_delete(gateway: &Gateway, paths: &[&str]) -> String {
+pub(super) async fn ask_for_a_delete(gateway: &Gateway, paths: &[&str]) -> String {
     gateway.record_consent().await;
     let asked = gateway
         .design(

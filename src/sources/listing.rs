@@ -1,4 +1,4 @@
-//! cli::sources::listing: what a policy directory holds — every entry whose name ends in
+//! sources::listing: what a policy directory holds — every entry whose name ends in
 //! `.cedar`, looked at through symlinks (a Kubernetes ConfigMap volume is all symlinks into a
 //! `..data` directory that is swapped atomically). An entry that is not a readable policy file
 //! (a directory, a dangling or looping symlink, an unreadable file) is kept as a problem so the

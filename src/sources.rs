@@ -1,6 +1,7 @@
-//! cli::sources: reads the schema and policy files the command line names (or the embedded
-//! baseline) and loads them into a snapshot. The only place policies are read from disk; what a
-//! policy directory holds is `listing`'s.
+//! sources: reads the schema and policy files the command line or the configuration names (or
+//! the embedded baseline) and loads them into a snapshot. The only place policies are read from
+//! disk (by `serve`, its reloads, the scenario suite and the subcommands); what a policy
+//! directory holds is `listing`'s.
 
 pub mod listing;
 
