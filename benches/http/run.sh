@@ -7,9 +7,18 @@
 # Settings (environment): DURATION (8s per case), ROUNDS (2), CONNECTIONS (16), THREADS (wrk
 # threads, 2), PRECHECK (1s: each checked case's generator is run first at 2 connections and
 # every answer checked), PLANS (256 plans of 20 paths, one per session, for plan20), MEMORY (1; 0 skips the memory
-# phase), MEMORY_CALLS (1000000), PORT (18181; the next four ports are used too), LOG_DIR
-# (serve --log-dir: measure with the durable decision log), UPSTREAM_2MS (1; 0 skips the two
-# one-connection cases against a 2 ms upstream).
+# phase), MEMORY_CALLS (1000000), PORT (18181; the next five ports are used too), LOGGED (1;
+# 0 skips the logged cases), LOG_DIR (the logged serve's --log-dir; default a new directory
+# under the run's mktemp -d, so on the disk of $TMPDIR), UPSTREAM_2MS (1; 0 skips the two
+# one-connection cases against a 2 ms upstream), WITH_PEERS (1; 0 runs neither cedar-agent nor
+# Cerbos: their ratios are reported MISSING).
+#
+# The logged cases (issue 24): a second `askgate serve --log-dir LOG_DIR` (fsync, group commit)
+# with its own consent, grant and plans, measured beside the unlogged one in every round
+# (*-log after its unlogged twin). After the rounds: the logged serve's log phases from
+# /metrics (askgate_log_*: per batch and per record), the bytes per record by kind in LOG_DIR,
+# and the physical limit of LOG_DIR's disk the same minute (benches/http/fsync.py: a write +
+# fdatasync loop).
 #
 # Starts `askgate serve` (release, embedded defaults: in-process sandbox), the HTTP floor
 # (benches/http/floor.rs, a bare axum handler outside the production router: checks the
@@ -53,6 +62,9 @@ FLOOR_PORT=$((PORT + 1))
 CEDAR_PORT=$((PORT + 2))
 CERBOS_PORT=$((PORT + 3))
 CERBOS_GRPC_PORT=$((PORT + 4))
+LOG_PORT=$((PORT + 5))
+LOGGED=${LOGGED:-1}
+WITH_PEERS=${WITH_PEERS:-1}
 LOG_DIR=${LOG_DIR:-}
 PEERS=benches/.peers
 CEDAR_BIN=$PEERS/cedar-agent/bin/cedar-agent
@@ -62,8 +74,9 @@ APPROVER=askgate-demo-approver-token
 SANDBOX_TOKEN=sandbox-access-token
 
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)"; exit 1; }
-cargo build --release --quiet
-cargo build --release --quiet --example http_floor
+# One invocation, one feature set: built apart, the binary (no dev-dependencies) and the
+# example would each need their own build of the dependencies.
+cargo build --release --quiet --bin askgate --example http_floor
 BIN=target/release/askgate
 WORK=$(mktemp -d)
 PIDS=()
@@ -74,6 +87,7 @@ cleanup() {
 }
 trap cleanup EXIT
 : > "$WORK/results.tsv"
+LOG_DIR=${LOG_DIR:-$WORK/logs}
 : > "$WORK/missing.txt"
 
 wait_for() { # url what
@@ -91,24 +105,30 @@ json_get() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval(sys
 
 # --- askgate -----------------------------------------------------------------------------
 
-start_serve() {
-  local extra=()
-  if [ -n "$LOG_DIR" ]; then extra+=(--log-dir "$LOG_DIR"); fi
-  $BIN serve --listen "127.0.0.1:$PORT" "${extra[@]}" > "$WORK/serve.log" 2>&1 &
+# API_PORT is the serve that api, approve, prepare_account and mint_plans talk to.
+API_PORT=$PORT
+start_serve() { # the unlogged serve on PORT
+  $BIN serve --listen "127.0.0.1:$PORT" > "$WORK/serve.log" 2>&1 &
   SERVE=$!
   PIDS+=("$SERVE")
   wait_for "http://127.0.0.1:$PORT/healthz" "askgate serve"
   SANDBOX=$(grep -o 'sandbox at http://[0-9.:]*' "$WORK/serve.log" | tail -1 | sed 's/sandbox at //')
 }
+start_logged_serve() { # the same serve with --log-dir LOG_DIR on LOG_PORT
+  $BIN serve --listen "127.0.0.1:$LOG_PORT" --log-dir "$LOG_DIR" > "$WORK/serve-log.log" 2>&1 &
+  LOGGED_SERVE=$!
+  PIDS+=("$LOGGED_SERVE")
+  wait_for "http://127.0.0.1:$LOG_PORT/healthz" "askgate serve --log-dir"
+}
 api() { # token path [body]
-  curl -s -X POST "localhost:$PORT$2" -H "Authorization: Bearer $1" ${3:+-d "$3"}
+  curl -s -X POST "localhost:$API_PORT$2" -H "Authorization: Bearer $1" ${3:+-d "$3"}
 }
 approve() { # the reply of a call that asked; prints the ended approval
   local id reply
   id=$(json_get 'd["approval"]["id"]' <<< "$1") || { echo "the call did not ask: $1" >&2; exit 1; }
   reply=$(api "$APPROVER" "/v1/approvals/$id/approve")
   if [ "$(json_get 'd["status"]' <<< "$reply")" = running ]; then
-    reply=$(curl -s "localhost:$PORT/v1/approvals/$id?wait=20s" -H "Authorization: Bearer $APPROVER")
+    reply=$(curl -s "localhost:$API_PORT/v1/approvals/$id?wait=20s" -H "Authorization: Bearer $APPROVER")
   fi
   [ "$(json_get 'd["status"]' <<< "$reply")" = completed ] || { echo "approving $id did not complete: $reply" >&2; exit 1; }
   echo "$reply"
@@ -130,7 +150,7 @@ prepare_account() {
 # project), plan k for p1 in session bench-plan-<k> with paths site/p<kkk>/<ii>.html, each
 # through a real finalize_plan approval (8 at a time); prints the plan tokens, comma-separated.
 mint_plans() {
-  python3 - "$PORT" "$AGENT" "$APPROVER" "$PLANS" <<'PY'
+  python3 - "$API_PORT" "$AGENT" "$APPROVER" "$PLANS" <<'PY'
 import json, sys, urllib.request
 from concurrent.futures import ThreadPoolExecutor
 port, agent, approver, plans = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -163,6 +183,14 @@ start_serve
 prepare_account
 PLAN_TOKENS=$(mint_plans)
 TOKEN_PLAN=${PLAN_TOKENS%%,*}
+LOG_PLAN_TOKENS=
+if [ "$LOGGED" = 1 ]; then
+  start_logged_serve
+  API_PORT=$LOG_PORT
+  prepare_account
+  LOG_PLAN_TOKENS=$(mint_plans)
+  API_PORT=$PORT
+fi
 "target/release/examples/http_floor" "127.0.0.1:$FLOOR_PORT" > "$WORK/floor.log" 2>&1 &
 PIDS+=("$!")
 wait_for "http://127.0.0.1:$FLOOR_PORT/" "the HTTP floor"
@@ -268,29 +296,43 @@ start_cerbos() {
   echo "cerbos ($("$CERBOS_BIN" --version 2>/dev/null | head -n 1)): read → EFFECT_ALLOW, write without grant → EFFECT_DENY"
   CERBOS_OK=1
 }
-start_cedar
-start_cerbos
+if [ "$WITH_PEERS" = 1 ]; then
+  start_cedar
+  start_cerbos
+else
+  missing cedar-agent "not run (WITH_PEERS=0)"
+  missing cerbos "not run (WITH_PEERS=0)"
+fi
 
 # --- the cases ---------------------------------------------------------------------------
 
-declare -A URL KIND TOKEN CONNS EXPECT
+declare -A URL KIND TOKEN CONNS EXPECT PLANS_FOR
 ORDER=()
 define() { # name url kind token connections expect
   URL[$1]=$2 KIND[$1]=$3 TOKEN[$1]=$4 CONNS[$1]=$5 EXPECT[$1]=$6
   ORDER+=("$1")
 }
 A="http://127.0.0.1:$PORT"
+L="http://127.0.0.1:$LOG_PORT"
 F="http://127.0.0.1:$FLOOR_PORT/_bench/floor"
 ALLOW='"decision":"allow"'
 ASK='"permissionDecision":"ask"'
 C=$CONNECTIONS
+logged() { # name url kind token connections expect: a logged twin, when LOGGED=1
+  if [ "$LOGGED" = 1 ]; then define "$@"; fi
+}
 define floor        "$F"                 read   $AGENT "$C" "$ALLOW"
 define read         "$A/v1/authorize"    read   $AGENT "$C" "$ALLOW"
+logged read-log     "$L/v1/authorize"    read   $AGENT "$C" "$ALLOW"
 define grant-write  "$A/v1/authorize"    grant  $AGENT "$C" "$ALLOW"
+logged grant-write-log "$L/v1/authorize" grant  $AGENT "$C" "$ALLOW"
 define floor-plan   "$F"                 plan20 $AGENT "$C" "$ALLOW"
 define plan20       "$A/v1/authorize"    plan20 $AGENT "$C" "$ALLOW"
+logged plan20-log   "$L/v1/authorize"    plan20 $AGENT "$C" "$ALLOW"
+PLANS_FOR[plan20-log]=$LOG_PLAN_TOKENS
 define floor-hook   "$F/hook"            hook   $AGENT "$C" "$ASK"
 define hook         "$A/v1/hooks/claude-code" hook $AGENT "$C" "$ASK"
+logged hook-log     "$L/v1/hooks/claude-code" hook $AGENT "$C" "$ASK"
 if [ $CEDAR_OK = 1 ]; then
   define cedar-agent "http://127.0.0.1:$CEDAR_PORT/v1/is_authorized" cedar $AGENT "$C" '"decision":"'
 fi
@@ -303,10 +345,12 @@ define grant-write-same "$A/v1/authorize"       same:grant.json $AGENT "$C" ""
 define floor-plan-same  "$F"                    same:plan.json  $AGENT "$C" ""
 define plan20-same      "$A/v1/authorize"       same:plan.json  $AGENT "$C" ""
 define proxied          "$A/v1/design/call"     same:call.json  $AGENT "$C" ""
+logged proxied-log      "$L/v1/design/call"     same:call.json  $AGENT "$C" ""
 define direct           "$SANDBOX/v1/design/mcp" same:mcp.json  $SANDBOX_TOKEN "$C" ""
 define floor-c1         "$F"                    read            $AGENT 1 ""
 define read-c1          "$A/v1/authorize"       read            $AGENT 1 ""
 define proxied-c1       "$A/v1/design/call"     same:call.json  $AGENT 1 ""
+logged proxied-c1-log   "$L/v1/design/call"     same:call.json  $AGENT 1 ""
 define direct-c1        "$SANDBOX/v1/design/mcp" same:mcp.json  $SANDBOX_TOKEN 1 ""
 
 RUN_SEQ=0
@@ -324,7 +368,7 @@ wrk_case() { # name duration connections [extra env...] — prints wrk's output
       HEADER_VALUE="$header_value" "$@" \
       wrk -t"$threads" -c"$conns" -d"$duration" --latency -s benches/http/post.lua "${URL[$name]}"
   else
-    env CASE="$kind" RUN="$RUN_SEQ" TOKEN="${TOKEN[$name]}" PLAN_TOKENS="$PLAN_TOKENS" "$@" \
+    env CASE="$kind" RUN="$RUN_SEQ" TOKEN="${TOKEN[$name]}" PLAN_TOKENS="${PLANS_FOR[$name]:-$PLAN_TOKENS}" "$@" \
       wrk -t"$threads" -c"$conns" -d"$duration" --latency -s benches/http/distinct.lua "${URL[$name]}"
   fi
 }
@@ -340,7 +384,7 @@ precheck() { # name
       grep -A1 'answers checked' <<< "$out"
       exit 1
     fi
-  elif [ "${KIND[$name]#same:}" != "${KIND[$name]}" ] && [ "${URL[$name]#"$A"}" != "${URL[$name]}" ]; then
+  elif [ "${KIND[$name]#same:}" != "${KIND[$name]}" ] && { [ "${URL[$name]#"$A"}" != "${URL[$name]}" ] || [ "${URL[$name]#"$L"}" != "${URL[$name]}" ]; }; then
     out=$(curl -s -X POST "${URL[$name]}" -H "Authorization: Bearer ${TOKEN[$name]}" -d @"$WORK/${KIND[$name]#same:}")
     case $name in
       proxied*) grep -q '"result"' <<< "$out" || { echo "precheck of $name failed: $out"; exit 1; } ;;
@@ -383,6 +427,49 @@ done
 RSS_AFTER_ROUNDS=$(awk '/^VmRSS/ {print $2}' "/proc/$SERVE/status")
 echo
 echo "askgate VmRSS after the rounds: $((RSS_AFTER_ROUNDS / 1024)) MiB"
+
+# --- the logged serve: its log phases, bytes per record, the disk's physical limit ---------
+
+if [ "$LOGGED" = 1 ]; then
+  curl -s "localhost:$LOG_PORT/metrics" > "$WORK/log-metrics.txt"
+  kill "$LOGGED_SERVE"
+  wait "$LOGGED_SERVE" 2>/dev/null || true
+  LINE_BYTES=$(python3 - "$LOG_DIR" "$WORK/log-metrics.txt" <<'PY'
+import glob, json, os, re, sys
+from collections import defaultdict
+log_dir, metrics = sys.argv[1:]
+sizes = defaultdict(list)
+for path in sorted(glob.glob(os.path.join(log_dir, "decisions-*.jsonl"))):
+    with open(path, "rb") as f:
+        for line in f:
+            record = json.loads(line)
+            kind = record["kind"]
+            if kind == "decision":
+                kind = f"decision {record['tool']} {record['operation']} {record['decision']}"
+            sizes[kind].append(len(line))
+out = sys.stderr
+print(f"\nbytes per record in {log_dir} (newline included):\n", file=out)
+print("| record | count | mean bytes | max bytes |", file=out)
+print("|---|---:|---:|---:|", file=out)
+for kind, values in sorted(sizes.items(), key=lambda kv: -len(kv[1])):
+    print(f"| {kind} | {len(values):,} | {sum(values) / len(values):,.0f} | {max(values):,} |", file=out)
+text = open(metrics).read()
+value = lambda name: float(re.search(rf"^{name} (\S+)$", text, re.M).group(1))
+seconds = {m[0]: float(m[1]) for m in re.findall(r'^askgate_log_seconds_total\{phase="(\w+)"\} (\S+)$', text, re.M)}
+batches, lines = value("askgate_log_batches_total"), value("askgate_log_lines_total")
+print(f"\nthe logged serve's writer over the run (/metrics): {lines:,.0f} lines in {batches:,.0f} group "
+      f"commits ({lines / max(batches, 1):.1f} lines per commit), {value('askgate_log_bytes_total') / max(lines, 1):,.0f} bytes per line\n", file=out)
+print("| phase | ms per commit | µs per line |", file=out)
+print("|---|---:|---:|", file=out)
+for phase in ("wait", "write", "sync", "wake"):
+    total = seconds.get(phase, 0.0)
+    print(f"| {phase} | {total / max(batches, 1) * 1e3:.3f} | {total / max(lines, 1) * 1e6:.1f} |", file=out)
+decisions = [v for k, vs in sizes.items() if k.startswith("decision") for v in vs]
+print(round(sum(decisions) / len(decisions)) if decisions else 1700)
+PY
+)
+  python3 benches/http/fsync.py "$LOG_DIR" 3 "$LINE_BYTES" 1,16
+fi
 
 # The 2 ms upstream pair (issue 3's 1.2× target), once after the rounds: the sandbox's delay
 # fault stays on for the rest of the process.
@@ -473,6 +560,12 @@ ratios = [
     ("grant-write / floor", "grant-write", "floor", "≥ 35%", 0.35),
     ("plan20 / floor-plan", "plan20", "floor-plan", "≥ 20%", 0.20),
     ("hook / floor-hook", "hook", "floor-hook", "≥ 60%", 0.60),
+    ("read-log / read (issue 24)", "read-log", "read", "≥ 80%", 0.80),
+    ("read-log / floor (issue 24)", "read-log", "floor", "≥ 40%", 0.40),
+    ("proxied-log / proxied (issue 24)", "proxied-log", "proxied", "≥ 90%", 0.90),
+    ("grant-write-log / grant-write", "grant-write-log", "grant-write", "", None),
+    ("plan20-log / plan20", "plan20-log", "plan20", "", None),
+    ("hook-log / hook", "hook-log", "hook", "", None),
     ("read-same / floor-same", "read-same", "floor-same", "", None),
     ("grant-write-same / floor-same", "grant-write-same", "floor-same", "", None),
     ("plan20-same / floor-plan-same", "plan20-same", "floor-plan-same", "", None),
@@ -486,6 +579,8 @@ print("| ratio (requests/s) | " + " | ".join(f"round {r}" for r in rounds) + " |
 print("|---|" + "---:|" * (len(rounds) + 2))
 for label, a, b, target_text, target in ratios:
     absent = [n for n in (a, b) if n not in rows]
+    if absent and a.endswith("-log") and not any(n.endswith("-log") for n in rows):
+        continue  # LOGGED=0
     if absent:
         why = "; ".join(f"{n}: {missing.get(n, 'not measured')}" for n in absent)
         print(f"| {label} | " + " | ".join("MISSING" for _ in rounds) + f" | MISSING ({why}) | {target_text} |")
@@ -504,7 +599,7 @@ print()
 print("| case | " + " | ".join(f"p99 ms round {r}" for r in rounds) + " | ≤ 5 ms |")
 print("|---|" + "---:|" * (len(rounds) + 1))
 for name, by_round in rows.items():
-    if name.endswith("-c1") or "upstream" in name:
+    if "-c1" in name or "upstream" in name:
         continue
     worst = max(by_round[r][2] for r in by_round)
     print(f"| {name} | " + " | ".join(f"{by_round[r][2]:.2f}" if r in by_round else "" for r in rounds) + f" | {'✓' if worst <= 5 else '✗'} |")
@@ -516,6 +611,12 @@ labels = {
     "floor-plan": "HTTP floor fed plan20's distinct bodies (20 files)",
     "plan20": "`/v1/authorize` 20-target plan-covered write, a new path list and file data every request",
     "floor-hook": "HTTP floor's hook route fed the hook's distinct bodies",
+    "read-log": "the read on `serve --log-dir` (fsync)",
+    "grant-write-log": "the grant-write on `serve --log-dir` (fsync)",
+    "plan20-log": "plan20 on `serve --log-dir` (fsync)",
+    "hook-log": "the hook on `serve --log-dir` (fsync)",
+    "proxied-log": "proxied on `serve --log-dir` (fsync)",
+    "proxied-c1-log": "proxied, 1 connection, on `serve --log-dir` (fsync)",
     "hook": "`/v1/hooks/claude-code` write to a reserved segment (ask), new session, tool_use_id, project, path",
     "cedar-agent": "cedar-agent 0.2 `POST /v1/is_authorized`, its shipped 3-policy example",
     "cerbos": "Cerbos PDP 0.55 `POST /api/check/resources`, one resource policy",

@@ -1,35 +1,44 @@
-//! audit::writer: the durable, rotating decision log. Appenders hand encoded lines to one
-//! writer thread that writes a batch, syncs once and then acknowledges every line in it (group
-//! commit, `commit`); the thread moves from file to file by size (`rotation`) and keeps the
-//! log's failure state (`health`). It owns the files of one directory and must never drop or
+//! audit::writer: the durable, rotating decision log. An appender encodes its record on its own
+//! thread and copies the line into the batch that is filling (`queue`); one writer thread
+//! writes a batch, syncs once and then acknowledges every line in it together (group commit,
+//! `commit`; the completion they share is `batch`), while the next batch fills. The thread
+//! moves from file to file by size (`rotation`), keeps the log's failure state (`health`) and
+//! its running totals (`stats`). It owns the files of one directory and must never drop or
 //! reorder an acknowledged line.
 
+mod batch;
 mod commit;
 mod health;
 mod pacing;
+mod queue;
 mod rotation;
+mod stats;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::record::Record;
-use commit::{Reply, Request};
+use batch::{Batch, Step};
+use commit::Writer;
 use health::FailureState;
 use pacing::Pacing;
+use queue::Queue;
 use rotation::Sink;
 
 pub use health::LogFailure;
 pub use pacing::{FIRST_RETRY, MAX_RETRY};
+pub use stats::LogStats;
 
 /// Default size after which the log moves to the next file.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// The most bytes of encoded records waiting for the writer; an append past it fails at once
 /// (the caller fails closed) rather than queueing without bound.
 pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
+/// The longest an append waits for its line to be synced before it fails (the caller fails
+/// closed): a disk that hangs must not hold calls forever.
+pub const ANSWER_DEADLINE: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
@@ -47,6 +56,8 @@ pub struct LogOptions {
     /// batches in between fail at once with the same cause.
     pub first_retry: Duration,
     pub max_retry: Duration,
+    /// The longest an append waits for its batch (see [`ANSWER_DEADLINE`]).
+    pub answer_deadline: Duration,
 }
 
 impl Default for LogOptions {
@@ -56,6 +67,7 @@ impl Default for LogOptions {
             durability: Durability::Fsync,
             first_retry: FIRST_RETRY,
             max_retry: MAX_RETRY,
+            answer_deadline: ANSWER_DEADLINE,
         }
     }
 }
@@ -72,6 +84,8 @@ pub enum LogError {
     Closed,
     #[error("the decision log's queue is full ({limit} bytes wait to be written)")]
     Full { limit: usize },
+    #[error("the decision log did not confirm the write within {} s", deadline.as_secs_f64())]
+    Slow { deadline: Duration },
 }
 
 impl LogError {
@@ -83,14 +97,19 @@ impl LogError {
     }
 }
 
+/// What the appenders and the writer thread share.
+#[derive(Debug)]
+struct Shared {
+    queue: Queue,
+    failures: FailureState,
+    stats: stats::Stats,
+}
+
 /// The decision log of one directory. Cheap to share (`&self` appends from any thread).
 pub struct DecisionLog {
-    sender: Mutex<Option<mpsc::Sender<Request>>>,
+    shared: Arc<Shared>,
     worker: Option<JoinHandle<()>>,
-    failures: Arc<FailureState>,
-    /// Bytes of the lines submitted and not yet answered by the writer (at most `limit`).
-    queued: Arc<AtomicUsize>,
-    limit: usize,
+    answer_deadline: Duration,
 }
 
 impl DecisionLog {
@@ -109,89 +128,72 @@ impl DecisionLog {
         std::fs::create_dir_all(dir).map_err(|error| LogError::io(dir, &error))?;
         let mut sink = Sink::new(dir.to_path_buf(), options);
         sink.open_current()?;
-        let failures = Arc::new(FailureState::default());
-        let recorder = Arc::clone(&failures);
-        let pacing = Pacing::new(options.first_retry, options.max_retry);
-        let (sender, receiver) = mpsc::channel::<Request>();
+        let shared = Arc::new(Shared {
+            queue: Queue::new(limit),
+            failures: FailureState::default(),
+            stats: stats::Stats::default(),
+        });
+        let writer = Writer {
+            sink,
+            pacing: Pacing::new(options.first_retry, options.max_retry),
+        };
+        let thread = Arc::clone(&shared);
         let worker = std::thread::Builder::new()
             .name("askgate-decision-log".to_string())
-            .spawn(move || commit::run(&mut sink, &receiver, &recorder, pacing))
+            .spawn(move || commit::run(writer, &thread.queue, &thread.failures, &thread.stats))
             .map_err(|error| LogError::io(dir, &error))?;
         Ok(DecisionLog {
-            sender: Mutex::new(Some(sender)),
+            shared,
             worker: Some(worker),
-            failures,
-            queued: Arc::default(),
-            limit,
+            answer_deadline: options.answer_deadline,
         })
     }
 
     /// Appends `record`; returns once it is durable (per the options) or failed.
     pub async fn append(&self, record: &Record) -> Result<(), LogError> {
-        let (sender, receiver) = tokio::sync::oneshot::channel();
-        self.submit(
-            record,
-            Box::new(move |result| {
-                let _ = sender.send(result);
-            }),
-        )?;
-        receiver.await.map_err(|_| LogError::Closed)?
+        self.submit(record)?
+            .wait(Step::Synced, self.answer_deadline)
+            .await
+    }
+
+    /// Appends `record`; returns once it is written, before its sync: it survives a crash of
+    /// askgate and is seen by readers, and is synced with its batch right after. For records
+    /// logged after the fact (outcomes), whose call does not wait on their durability.
+    pub async fn append_written(&self, record: &Record) -> Result<(), LogError> {
+        self.submit(record)?
+            .wait(Step::Written, self.answer_deadline)
+            .await
     }
 
     /// [`DecisionLog::append`] for threads that may block (tests, the command line).
     pub fn append_blocking(&self, record: &Record) -> Result<(), LogError> {
-        let (sender, receiver) = mpsc::sync_channel(1);
-        self.submit(
-            record,
-            Box::new(move |result| {
-                let _ = sender.send(result);
-            }),
-        )?;
-        receiver.recv().map_err(|_| LogError::Closed)?
+        self.submit(record)?
+            .wait_blocking(Step::Synced, self.answer_deadline)
     }
 
     /// Why the last batch the writer tried could not be written; `None` while the log is
     /// healthy (nothing tried yet, or the last batch was written).
     pub fn failure(&self) -> Option<LogFailure> {
-        self.failures.current()
+        self.shared.failures.current()
     }
 
-    fn submit(&self, record: &Record, reply: Reply) -> Result<(), LogError> {
-        // Encoding happens on the caller's thread so the writer only writes.
+    /// What the writer has done since the log opened.
+    pub fn stats(&self) -> LogStats {
+        self.shared.stats.snapshot()
+    }
+
+    /// Encodes `record` on the caller's thread (the writer only writes) and queues the line.
+    fn submit(&self, record: &Record) -> Result<Arc<Batch>, LogError> {
         let line = record
             .to_line()
             .map_err(|error| LogError::Encode(error.to_string()))?;
-        let size = line.len();
-        let before = self.queued.fetch_add(size, Ordering::AcqRel);
-        if before.saturating_add(size) > self.limit {
-            self.queued.fetch_sub(size, Ordering::AcqRel);
-            return Err(LogError::Full { limit: self.limit });
-        }
-        let queued = Arc::clone(&self.queued);
-        let reply: Reply = Box::new(move |result| {
-            queued.fetch_sub(size, Ordering::AcqRel);
-            reply(result);
-        });
-        let sent = match self.sender.lock() {
-            Ok(guard) => match guard.as_ref() {
-                Some(sender) => sender.send(Request { line, reply }).map_err(|_| ()),
-                None => Err(()),
-            },
-            Err(_) => Err(()),
-        };
-        sent.map_err(|()| {
-            // Not queued: its reply (which gives the bytes back) never runs.
-            self.queued.fetch_sub(size, Ordering::AcqRel);
-            LogError::Closed
-        })
+        self.shared.queue.push(&line)
     }
 }
 
 impl Drop for DecisionLog {
     fn drop(&mut self) {
-        if let Ok(mut guard) = self.sender.lock() {
-            guard.take();
-        }
+        self.shared.queue.close();
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();
         }
@@ -240,7 +242,7 @@ mod tests {
         for id in 0..10 {
             log.append_blocking(&record(id)).unwrap();
         }
-        assert_eq!(log.queued.load(Ordering::Acquire), 0);
+        assert_eq!(log.shared.queue.waiting(), 0);
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! server::journal: writes the service's decisions, approvals and outcomes to the decision
 //! log. A decision is durable before its call goes upstream; when the log cannot be written
-//! the call is refused (unless configured otherwise) and the reason says why. What `/healthz`
-//! says about the log is `health`'s.
+//! the call is refused (unless configured otherwise) and the reason says why. An outcome is
+//! logged after its call ran: the answer waits until it is written, not synced. What `/healthz`
+//! says about the log is `health`'s, what `/metrics` says is `metrics`'.
 
 mod health;
+mod metrics;
 
 use time::OffsetDateTime;
 
@@ -16,6 +18,7 @@ use crate::audit::record::{
 use crate::audit::writer::{DecisionLog, LogError};
 use crate::authz::Decision;
 use health::FailureStamps;
+use metrics::{Unlogged, UnloggedCounts};
 
 pub use health::{LogHealth, LogState};
 
@@ -26,6 +29,7 @@ pub struct Journal {
     log: Option<DecisionLog>,
     refuse_without_log: bool,
     failures: FailureStamps,
+    unlogged: UnloggedCounts,
 }
 
 impl Journal {
@@ -34,6 +38,7 @@ impl Journal {
             log,
             refuse_without_log,
             failures: FailureStamps::default(),
+            unlogged: UnloggedCounts::default(),
         }
     }
 
@@ -90,12 +95,16 @@ impl Journal {
         };
         let mut record = match DecisionRecord::new(origin, &prepared.facts, decision) {
             Ok(record) => record,
-            Err(error) => return self.not_written(&LogError::Encode(error.to_string())),
+            Err(error) => {
+                return self.not_written(&LogError::Encode(error.to_string()), Unlogged::Decision)
+            }
         };
         if let Some(shadow) = shadow {
             record = record.with_shadow(shadow);
         }
-        self.append(Record::Decision(Box::new(record)), now).await
+        self.append(Record::Decision(Box::new(record)), now)
+            .await
+            .or_else(|error| self.not_written(&error, Unlogged::Decision))
     }
 
     pub async fn approval(
@@ -118,10 +127,14 @@ impl Journal {
             by: by.to_string(),
             note: note.map(str::to_string),
         };
-        self.append(Record::Approval(record), now).await
+        self.append(Record::Approval(record), now)
+            .await
+            .or_else(|error| self.not_written(&error, Unlogged::Approval))
     }
 
-    /// Links an execution's outcome to its decision. Best effort: the call already ran.
+    /// Links an execution's outcome to its decision. Best effort: the call already ran, so its
+    /// answer waits only until the record is written (it survives askgate's crash and is synced
+    /// with its batch right after; a batch whose sync fails takes it back).
     pub async fn outcome(
         &self,
         decision_id: &str,
@@ -145,7 +158,11 @@ impl Journal {
             },
             error_kind,
         };
-        if let Err(error) = self.append(Record::Outcome(record), now).await {
+        let Some(log) = &self.log else { return };
+        let result = log.append_written(&Record::Outcome(record)).await;
+        if let Err(error) = result {
+            self.stamp_failure(log, now);
+            self.unlogged.count(Unlogged::Outcome);
             tracing::warn!(%error, "outcome not logged");
         }
     }
@@ -157,28 +174,40 @@ impl Journal {
         Some(self.failures.health(log.failure().as_ref(), now))
     }
 
-    async fn append(&self, record: Record, now: OffsetDateTime) -> Result<(), ApiError> {
-        let Some(log) = &self.log else { return Ok(()) };
-        let result = log.append(&record).await;
-        if result.is_err() {
-            // Stamped here, not at the next `/healthz`, so `since` is when writes began to fail.
-            if let Some(failure) = log.failure() {
-                self.failures.since(&failure, now);
-            }
-        }
-        match result {
-            Ok(()) => Ok(()),
-            Err(error) => self.not_written(&error),
+    /// The log's lines for `/metrics`; none when no log is configured.
+    pub fn render_metrics(&self, out: &mut String) {
+        if let Some(log) = &self.log {
+            self.unlogged.render(&log.stats(), out);
         }
     }
 
-    /// A record that could not be written: the call is refused unless configured otherwise.
-    fn not_written(&self, error: &LogError) -> Result<(), ApiError> {
+    /// Appends `record` and waits until it is synced.
+    async fn append(&self, record: Record, now: OffsetDateTime) -> Result<(), LogError> {
+        let Some(log) = &self.log else { return Ok(()) };
+        let result = log.append(&record).await;
+        if result.is_err() {
+            self.stamp_failure(log, now);
+        }
+        result
+    }
+
+    /// Stamped at the failing write, not at the next `/healthz`, so `since` is when writes
+    /// began to fail.
+    fn stamp_failure(&self, log: &DecisionLog, now: OffsetDateTime) {
+        if let Some(failure) = log.failure() {
+            self.failures.since(&failure, now);
+        }
+    }
+
+    /// A record that could not be written: the call is refused unless configured otherwise,
+    /// and then counted as unlogged.
+    fn not_written(&self, error: &LogError, kind: Unlogged) -> Result<(), ApiError> {
         if self.refuse_without_log {
             return Err(ApiError::Unavailable(format!(
                 "the decision log cannot be written ({error}); the call is refused"
             )));
         }
+        self.unlogged.count(kind);
         tracing::error!(%error, "decision log write failed; continuing as configured (log_failure = allow)");
         Ok(())
     }

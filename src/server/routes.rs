@@ -352,10 +352,11 @@ pub async fn metrics(
         .approvals
         .pending_count(state.inner().clock.now())
         .await;
-    let text = state
+    let mut text = state
         .inner()
         .metrics
         .render(pending, &state.inner().notifier.deliveries);
+    state.inner().journal.render_metrics(&mut text);
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,

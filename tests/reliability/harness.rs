@@ -158,6 +158,8 @@ pub struct Setup {
     pub policies: Vec<PathBuf>,
     pub shadow_policies: Vec<PathBuf>,
     pub log_dir: Option<PathBuf>,
+    /// `log_failure` (`refuse` when `None`).
+    pub log_failure: Option<String>,
 }
 
 impl Service {
@@ -168,6 +170,7 @@ impl Service {
             policies: Some(setup.policies),
             shadow_policies: Some(setup.shadow_policies),
             log_dir: setup.log_dir,
+            log_failure: setup.log_failure,
             spill_dir: Some(scratch.path().to_path_buf()),
             ..RawConfig::default()
         };
@@ -201,6 +204,16 @@ impl Service {
 
     pub async fn healthz(&self) -> Reply {
         healthz(&self.http, &self.url).await
+    }
+
+    /// The text of `/metrics`.
+    pub async fn metrics(&self) -> String {
+        let url = format!("{}/metrics", self.url);
+        let reply = send(&self.http, reqwest::Method::GET, url, None, None)
+            .await
+            .expect("metrics answered");
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        reply.body.as_str().unwrap_or_default().to_string()
     }
 
     pub async fn reload(&self) -> Reply {

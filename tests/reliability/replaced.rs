@@ -117,3 +117,73 @@ async fn f6_deleted_and_replaced_directory_refuses_calls_until_it_is_back() {
     assert_eq!(logged_decisions(&logs), fresh);
     assert_no_deleted_log_open(&logs);
 }
+
+/// The log file with the highest sequence in `logs` (the one being written).
+fn current_file(logs: &Path) -> Option<std::path::PathBuf> {
+    let mut files = askgate::audit::log_files(&[logs.to_path_buf()]).ok()?;
+    files.pop()
+}
+
+/// Boundaries 2026-12-01: "a logrotate-style rename of the current log file refused ~90 calls
+/// in 0.8 s (nothing lost)". The current file is renamed away ten times while eight clients
+/// send reads: no call is refused, every acknowledged decision is in exactly one file (the
+/// renamed ones keep what was acknowledged in them, nothing more), and the log stays healthy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn boundaries_logrotate_rename_of_the_current_file_refuses_no_call() {
+    let work = tempfile::tempdir().unwrap();
+    let logs = work.path().join("logs");
+    let service = std::sync::Arc::new(start(&logs).await);
+    acknowledged(&service, 1).await;
+    let clients: Vec<_> = (0..8)
+        .map(|client| {
+            let service = std::sync::Arc::clone(&service);
+            tokio::spawn(async move {
+                let mut replies = Vec::new();
+                for _ in 0..60 {
+                    let reply = service
+                        .authorize(&read_notes(&format!("rotate-{client}")))
+                        .await;
+                    replies.push((reply.status, reply.body));
+                }
+                replies
+            })
+        })
+        .collect();
+    let mut rotated = Vec::new();
+    for round in 0..10 {
+        tokio::time::sleep(std::time::Duration::from_millis(15)).await;
+        let Some(current) = current_file(&logs) else {
+            continue;
+        };
+        let aside = work.path().join(format!("rotated-{round}.jsonl"));
+        if std::fs::rename(&current, &aside).is_ok() {
+            rotated.push(aside);
+        }
+    }
+    let mut ids = Vec::new();
+    for client in clients {
+        for (status, body) in client.await.unwrap() {
+            assert_eq!(status, 200, "a call refused during the rotation: {body}");
+            ids.push(body["decision_id"].as_str().unwrap().to_string());
+        }
+    }
+    assert_healthy(&service.healthz().await);
+    assert!(!rotated.is_empty(), "no file was rotated");
+
+    let mut on_disk = Vec::new();
+    for file in rotated.iter().chain(std::iter::once(&logs)) {
+        on_disk.extend(logged_decisions(file));
+    }
+    let unique: std::collections::BTreeSet<_> = on_disk.iter().cloned().collect();
+    assert_eq!(unique.len(), on_disk.len(), "a decision is in two files");
+    for id in &ids {
+        assert!(
+            unique.contains(id),
+            "acknowledged decision {id} is in no file"
+        );
+    }
+    eprintln!(
+        "followed while written: {}",
+        super::unwritable::metric(&service.metrics().await, "askgate_log_followed_total")
+    );
+}

@@ -116,3 +116,54 @@ async fn an_unwritable_log_refuses_calls_keeps_serving_and_recovers() {
     let second = again.body["decision_id"].as_str().unwrap().to_string();
     assert_eq!(logged_decisions(&logs), vec![id, second]);
 }
+
+/// The value of the `/metrics` line that starts with `name` (labels included).
+pub(super) fn metric(text: &str, name: &str) -> f64 {
+    let line = text
+        .lines()
+        .find(|line| line.split(' ').next() == Some(name))
+        .unwrap_or_else(|| panic!("no {name} in /metrics:\n{text}"));
+    line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// Boundaries 2026-12-01: "with `log_failure: allow`, unlogged decisions are not counted".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn boundaries_log_failure_allow_counts_unlogged_decisions() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let logs = work.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    std::os::unix::fs::symlink("/dev/full", logs.join("decisions-000001.jsonl")).unwrap();
+    let service = Service::start(Setup {
+        log_dir: Some(logs.clone()),
+        log_failure: Some("allow".to_string()),
+        ..Setup::default()
+    })
+    .await;
+    let before = service.metrics().await;
+    assert_eq!(
+        metric(&before, "askgate_log_unlogged_total{kind=\"decision\"}"),
+        0.0
+    );
+
+    for session in ["allow-1", "allow-2", "allow-3"] {
+        let reply = service.authorize(&delete_notes(session)).await;
+        assert_eq!(
+            reply.status, 200,
+            "the call goes on unlogged: {}",
+            reply.body
+        );
+    }
+    let after = service.metrics().await;
+    assert_eq!(
+        metric(&after, "askgate_log_unlogged_total{kind=\"decision\"}"),
+        3.0
+    );
+    assert!(
+        metric(&after, "askgate_log_failed_batches_total") >= 1.0,
+        "{after}"
+    );
+}

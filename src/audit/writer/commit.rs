@@ -1,88 +1,144 @@
-//! audit::writer::commit: the writer thread's group commit. It takes every line waiting (up to
-//! a bound), writes them as one batch with one sync, records the batch's result in the log's
-//! failure state and only then acknowledges each line. A batch counts as written only when the
-//! log path still names the file it went to, checked before and after writing (F6). After a
-//! failure, batches fail with its cause and touch nothing until `pacing` allows an attempt. Which file a line goes to is `rotation`'s; this
-//! module must never acknowledge a line before its batch is written.
+//! audit::writer::commit: the writer thread's group commit. It takes every line waiting (the
+//! batch that filled while it wrote the last one), writes them with one sync per file, records
+//! the batch's result in the log's failure state and only then acknowledges every line in it
+//! at once. A line counts as written only when the log path still names the file it went to,
+//! checked before and after writing (F6); a file deleted, renamed or replaced while it was
+//! written is cut back to its acknowledged lines and the lines go to a new file, so a rotation
+//! done by another tool refuses no call. After a failure, batches fail with its cause and touch
+//! nothing until `pacing` allows an attempt. Which file a line goes to is `rotation`'s; this
+//! module must never acknowledge a line before it is synced in a file the path names.
 
-use std::sync::mpsc;
 use std::time::Instant;
 
 use super::health::FailureState;
 use super::pacing::Pacing;
+use super::queue::{Filling, Queue};
 use super::rotation::Sink;
+use super::stats::{BatchTimes, Stats};
 use super::LogError;
 
-/// Most lines written under one sync (bounds the latency of the first appender of a batch).
-const MAX_BATCH_LINES: usize = 4096;
+/// How many times one batch follows its file to a new one before it fails: a file moved
+/// away once is a rotation; moved away again under every retry, something is wrong.
+const MAX_FOLLOWS: usize = 4;
 
-pub(super) type Reply = Box<dyn FnOnce(Result<(), LogError>) + Send>;
-
-/// One encoded line and whom to tell once it is written.
-pub(super) struct Request {
-    pub(super) line: Vec<u8>,
-    pub(super) reply: Reply,
+/// What the writer thread works with.
+pub(super) struct Writer {
+    pub(super) sink: Sink,
+    pub(super) pacing: Pacing,
 }
 
-/// The writer thread: batches until every sender is gone.
-pub(super) fn run(
-    sink: &mut Sink,
-    receiver: &mpsc::Receiver<Request>,
-    failures: &FailureState,
-    mut pacing: Pacing,
-) {
-    while let Ok(first) = receiver.recv() {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH_LINES {
-            match receiver.try_recv() {
-                Ok(next) => batch.push(next),
-                Err(_) => break,
-            }
-        }
+/// The writer thread: one batch after another until the queue is closed and drained.
+pub(super) fn run(mut writer: Writer, queue: &Queue, failures: &FailureState, stats: &Stats) {
+    while let Some(filling) = queue.take() {
+        let mut times = BatchTimes {
+            wait: filling
+                .since
+                .map(|since| since.elapsed())
+                .unwrap_or_default(),
+            ..BatchTimes::default()
+        };
         let result = match failures.current() {
             // Too soon after a failure: refused with its cause, nothing touched (F5).
-            Some(failure) if !pacing.wait_at(Instant::now()).is_zero() => Err(failure.error),
-            _ => attempt(sink, &batch, &mut pacing),
+            Some(failure) if !writer.pacing.wait_at(Instant::now()).is_zero() => Err(failure.error),
+            _ => attempt(&mut writer, &filling, &mut times, stats),
         };
         failures.record(&result);
-        for request in batch {
-            (request.reply)(result.clone());
-        }
+        let (lines, bytes, failed) = (filling.ends.len(), filling.bytes.len(), result.is_err());
+        let batch = std::sync::Arc::clone(&filling.batch);
+        queue.give_back(filling);
+        let woken = Instant::now();
+        batch.finish(result);
+        times.wake = woken.elapsed();
+        stats.batch(lines, bytes, failed, times);
     }
 }
 
 /// Writes one batch; a failure is taken back from the file and paces the next attempt.
-fn attempt(sink: &mut Sink, batch: &[Request], pacing: &mut Pacing) -> Result<(), LogError> {
-    let result = write_batch(sink, batch);
+fn attempt(
+    writer: &mut Writer,
+    filling: &Filling,
+    times: &mut BatchTimes,
+    stats: &Stats,
+) -> Result<(), LogError> {
+    let result = write_batch(&mut writer.sink, filling, times, stats);
     if result.is_err() {
         // Never leave a partial line for the next batch to join.
-        sink.take_back_failed_write();
+        writer.sink.take_back();
     }
-    pacing.record(result.is_err(), Instant::now());
+    writer.pacing.record(result.is_err(), Instant::now());
     result
 }
 
-fn write_batch(sink: &mut Sink, batch: &[Request]) -> Result<(), LogError> {
+fn write_batch(
+    sink: &mut Sink,
+    filling: &Filling,
+    times: &mut BatchTimes,
+    stats: &Stats,
+) -> Result<(), LogError> {
     if let Err(gone) = sink.still_current() {
-        // Deleted or replaced under us: a new file when the directory allows one (below).
+        // Deleted or replaced between batches: a new file when the directory allows one.
         tracing::warn!(error = %gone, "decision log file replaced; opening a new one");
         sink.abandon_file();
     }
-    let mut pending: Vec<u8> = Vec::new();
-    for request in batch {
-        let line_bytes = u64::try_from(request.line.len()).unwrap_or(u64::MAX);
-        let pending_bytes = u64::try_from(pending.len()).unwrap_or(u64::MAX);
-        if sink.must_rotate(pending_bytes, line_bytes) {
-            sink.flush(&pending)?;
-            sink.still_current()?;
-            pending.clear();
-            sink.rotate()?;
+    let mut start = 0;
+    let mut follows = 0;
+    while start < filling.ends.len() {
+        let started = Instant::now();
+        let end = segment_end(sink, filling, start)?;
+        sink.write(segment(filling, start, end))?;
+        if end == filling.ends.len() {
+            filling.batch.written();
         }
-        pending.extend_from_slice(&request.line);
+        let written = Instant::now();
+        times.write += written - started;
+        sink.sync()?;
+        let synced = Instant::now();
+        times.sync += synced - written;
+        // INVARIANT: a line is acknowledged only if, after its sync, the log path names its file.
+        let current = sink.still_current();
+        times.write += synced.elapsed();
+        match current {
+            Ok(()) => {
+                sink.commit();
+                start = end;
+            }
+            Err(gone) if follows < MAX_FOLLOWS => {
+                follows += 1;
+                stats.followed();
+                tracing::warn!(error = %gone, "decision log file moved while written; its lines go to a new file");
+                sink.take_back();
+            }
+            Err(gone) => return Err(gone),
+        }
     }
-    sink.flush(&pending)?;
-    // INVARIANT: a line is acknowledged only if, after its sync, the log path names its file.
-    sink.still_current()
+    Ok(())
+}
+
+/// One past the last line from `start` that goes to the current file, moving to the next file
+/// first when the line at `start` does not fit (at least one line always goes).
+fn segment_end(sink: &mut Sink, filling: &Filling, start: usize) -> Result<usize, LogError> {
+    let length = |index: usize| u64::try_from(segment(filling, index, index + 1).len());
+    let length = |index: usize| length(index).unwrap_or(u64::MAX);
+    if sink.must_rotate(0, length(start)) {
+        sink.rotate()?;
+    }
+    let mut planned = length(start);
+    let mut end = start + 1;
+    while end < filling.ends.len() && !sink.must_rotate(planned, length(end)) {
+        planned = planned.saturating_add(length(end));
+        end += 1;
+    }
+    Ok(end)
+}
+
+/// The bytes of lines `start..end`.
+fn segment(filling: &Filling, start: usize, end: usize) -> &[u8] {
+    let from = match start.checked_sub(1) {
+        Some(previous) => filling.ends.get(previous).copied().unwrap_or(0),
+        None => 0,
+    };
+    let to = filling.ends.get(end - 1).copied().unwrap_or(from);
+    filling.bytes.get(from..to).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
-//! audit::writer::rotation: the writer thread's current file — which one is open, how full it
-//! is, whether the path still names it, and the move to the next file by size (names come from
-//! `audit::files`). It writes and syncs the bytes it is given and takes a failed write back;
-//! batching, pacing and acknowledging them is `commit`'s.
+//! audit::writer::rotation: the writer thread's current file — which one is open, how much of
+//! it holds acknowledged lines, whether the path still names it, and the move to the next file
+//! by size (names come from `audit::files`). It writes and syncs the bytes it is given, keeps
+//! them once `commit`ted and otherwise cuts them back; batching, pacing and acknowledging them
+//! is `commit`'s.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -18,7 +19,10 @@ pub(super) struct Sink {
     file: Option<File>,
     path: PathBuf,
     sequence: u64,
+    /// Bytes of the file up to the end of its last committed line.
     size: u64,
+    /// Bytes written after `size` and not yet committed (taken back if they fail).
+    pending: u64,
     /// `(dev, ino)` of the open file: the path must still name it for a write to count.
     identity: (u64, u64),
 }
@@ -32,21 +36,23 @@ impl Sink {
             file: None,
             sequence: 0,
             size: 0,
+            pending: 0,
             identity: (0, 0),
         }
     }
 
-    /// True when a line of `line_bytes`, after `pending_bytes` not yet flushed, must go to the
-    /// next file: no file is open, or the current one has content and the line would pass the
-    /// limit (a line longer than the limit still gets a file of its own).
-    pub(super) fn must_rotate(&self, pending_bytes: u64, line_bytes: u64) -> bool {
-        let used = self.size.saturating_add(pending_bytes);
+    /// True when a line of `line_bytes`, after `planned_bytes` to be written before it, must go
+    /// to the next file: no file is open, or the current one has content and the line would
+    /// pass the limit (a line longer than the limit still gets a file of its own).
+    pub(super) fn must_rotate(&self, planned_bytes: u64, line_bytes: u64) -> bool {
+        let used = self.size.saturating_add(planned_bytes);
         self.file.is_none() || (used > 0 && used + line_bytes > self.options.max_file_bytes)
     }
 
     /// Forgets the open file, so the next move starts a new one.
     pub(super) fn abandon_file(&mut self) {
         self.file = None;
+        self.pending = 0;
     }
 
     /// Whether the log path still names the open file (true when none is open). A file deleted,
@@ -70,34 +76,51 @@ impl Sink {
         }
     }
 
-    /// After a failed batch: cuts the open file back to its last written line and keeps it, so a
-    /// full disk does not cost a new file per attempt; a file that cannot be cut back, or that the
-    /// path no longer names, is abandoned (the next move starts a new one, never after a torn line).
-    pub(super) fn take_back_failed_write(&mut self) {
-        let kept = match &self.file {
-            Some(file) => self.still_current().is_ok() && file.set_len(self.size).is_ok(),
-            None => false,
-        };
-        if !kept {
+    /// After a failed write, or one the path no longer names: cuts the file back to its last
+    /// committed line (only when nothing but these bytes came after it, so no one else's line is
+    /// cut), so a full disk costs no new file per attempt and a file renamed while it was
+    /// written keeps exactly the lines acknowledged in it. A file the path no longer names, or
+    /// that cannot be cut back, is abandoned: the next move starts a new one, never after a
+    /// torn line.
+    pub(super) fn take_back(&mut self) {
+        let current = self.still_current().is_ok();
+        let written = self.size.saturating_add(self.pending);
+        let cut = self.file.as_ref().is_some_and(|file| {
+            let length = file.metadata().map(|metadata| metadata.len());
+            matches!(length, Ok(length) if length >= self.size && length <= written)
+                && file.set_len(self.size).is_ok()
+        });
+        self.pending = 0;
+        if !(current && cut) {
             self.abandon_file();
         }
     }
 
-    /// Writes and (per the options) syncs `bytes` to the current file.
-    pub(super) fn flush(&mut self, bytes: &[u8]) -> Result<(), LogError> {
-        if bytes.is_empty() {
-            return Ok(());
-        }
+    /// Writes `bytes` to the current file (not yet committed).
+    pub(super) fn write(&mut self, bytes: &[u8]) -> Result<(), LogError> {
         let path = &self.path;
         let file = self.file.as_mut().ok_or(LogError::Closed)?;
+        // Counted before the write: a partial write is cut back too.
+        self.pending += u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         file.write_all(bytes)
-            .map_err(|error| LogError::io(path, &error))?;
+            .map_err(|error| LogError::io(path, &error))
+    }
+
+    /// Syncs what was written (per the options).
+    pub(super) fn sync(&mut self) -> Result<(), LogError> {
+        let file = self.file.as_ref().ok_or(LogError::Closed)?;
         if self.options.durability == Durability::Fsync {
             file.sync_data()
-                .map_err(|error| LogError::io(path, &error))?;
+                .map_err(|error| LogError::io(&self.path, &error))?;
         }
-        self.size += u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         Ok(())
+    }
+
+    /// The bytes written since the last commit are kept: they are synced in a file the path
+    /// names.
+    pub(super) fn commit(&mut self) {
+        self.size = self.size.saturating_add(self.pending);
+        self.pending = 0;
     }
 
     /// Moves to the next file: the first open continues the last file when it has room and
@@ -152,6 +175,7 @@ impl Sink {
         self.path = path;
         self.sequence = sequence;
         self.size = metadata.len();
+        self.pending = 0;
         self.identity = (metadata.dev(), metadata.ino());
         Ok(())
     }

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""The physical limit of the durable decision log (benches/http/run.sh, issue 24).
+
+A write + fdatasync loop on the log's disk, as askgate's writer does it: append BATCH lines of
+LINE bytes to a new file in DIR with one write, sync_data it, again and again for SECONDS. Prints
+the syncs per second, the sync's p50 / p99 and the records per second that one batch per sync
+of BATCH lines would allow, for each BATCH given.
+
+    python3 benches/http/fsync.py DIR [SECONDS=3] [LINE=1700] [BATCH=1,16]
+
+The file is removed afterwards. Informational only.
+"""
+
+import os
+import sys
+import time
+
+
+def measure(directory, seconds, line, batch):
+    path = os.path.join(directory, f".fsync-probe-{os.getpid()}")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+    chunk = (b"x" * (line - 1) + b"\n") * batch
+    times = []
+    try:
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            started = time.perf_counter()
+            os.write(fd, chunk)
+            os.fdatasync(fd)
+            times.append(time.perf_counter() - started)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    times.sort()
+    mean = sum(times) / len(times)
+    p50 = times[len(times) // 2]
+    p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+    return len(times) / seconds, mean, p50, p99
+
+
+def main():
+    directory = sys.argv[1]
+    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 3.0
+    line = int(sys.argv[3]) if len(sys.argv) > 3 else 1700
+    batches = [int(b) for b in (sys.argv[4] if len(sys.argv) > 4 else "1,16").split(",")]
+    os.makedirs(directory, exist_ok=True)
+    print(f"write + fdatasync on {directory} ({seconds:g} s each, {line}-byte lines):")
+    print()
+    print("| lines per sync | syncs/s | mean ms | p50 ms | p99 ms | records/s at one sync per batch |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for batch in batches:
+        rate, mean, p50, p99 = measure(directory, seconds, line, batch)
+        print(f"| {batch} | {rate:,.0f} | {mean * 1e3:.3f} | {p50 * 1e3:.3f} | {p99 * 1e3:.3f} | {rate * batch:,.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+//! audit::writer::stats: what the writer thread has done since the log opened — batches,
+//! lines and bytes written, and the time spent in each phase of a group commit (lines waiting
+//! for the writer, writing, syncing, waking the waiters), so `/metrics` shows where the logged
+//! path spends its time. Counters only: it must not change what is written.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The running totals, shared by the writer thread and the log's handle.
+#[derive(Debug, Default)]
+pub(super) struct Stats {
+    batches: AtomicU64,
+    lines: AtomicU64,
+    bytes: AtomicU64,
+    failed_batches: AtomicU64,
+    followed: AtomicU64,
+    wait_nanos: AtomicU64,
+    write_nanos: AtomicU64,
+    sync_nanos: AtomicU64,
+    wake_nanos: AtomicU64,
+}
+
+/// A copy of the totals at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogStats {
+    /// Group commits the writer ran (written or failed).
+    pub batches: u64,
+    /// Lines in those commits.
+    pub lines: u64,
+    pub bytes: u64,
+    pub failed_batches: u64,
+    /// Times a file deleted, renamed or replaced while it was written was followed by a new one.
+    pub followed: u64,
+    /// Summed over batches: from the first line joining to the writer taking the batch.
+    pub wait: Duration,
+    /// Summed over batches: the `write` calls (and the checks that the path names the file).
+    pub write: Duration,
+    /// Summed over batches: `sync_data`.
+    pub sync: Duration,
+    /// Summed over batches: handing the result to the waiters.
+    pub wake: Duration,
+}
+
+/// How one batch went, as the writer thread timed it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct BatchTimes {
+    pub(super) wait: Duration,
+    pub(super) write: Duration,
+    pub(super) sync: Duration,
+    pub(super) wake: Duration,
+}
+
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Stats {
+    pub(super) fn batch(&self, lines: usize, bytes: usize, failed: bool, times: BatchTimes) {
+        let count = |value: usize| u64::try_from(value).unwrap_or(u64::MAX);
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.lines.fetch_add(count(lines), Ordering::Relaxed);
+        self.bytes.fetch_add(count(bytes), Ordering::Relaxed);
+        if failed {
+            self.failed_batches.fetch_add(1, Ordering::Relaxed);
+        }
+        self.wait_nanos
+            .fetch_add(nanos(times.wait), Ordering::Relaxed);
+        self.write_nanos
+            .fetch_add(nanos(times.write), Ordering::Relaxed);
+        self.sync_nanos
+            .fetch_add(nanos(times.sync), Ordering::Relaxed);
+        self.wake_nanos
+            .fetch_add(nanos(times.wake), Ordering::Relaxed);
+    }
+
+    pub(super) fn followed(&self) {
+        self.followed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn snapshot(&self) -> LogStats {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        LogStats {
+            batches: load(&self.batches),
+            lines: load(&self.lines),
+            bytes: load(&self.bytes),
+            failed_batches: load(&self.failed_batches),
+            followed: load(&self.followed),
+            wait: Duration::from_nanos(load(&self.wait_nanos)),
+            write: Duration::from_nanos(load(&self.write_nanos)),
+            sync: Duration::from_nanos(load(&self.sync_nanos)),
+            wake: Duration::from_nanos(load(&self.wake_nanos)),
+        }
+    }
+}
