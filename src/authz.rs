@@ -8,6 +8,7 @@
 //! read only through comparisons), `context` (typed request contexts mirroring the schema),
 //! `project` (a context cut down to what a slice reads: cache key and Cedar record), `cache`
 //! (the one answer cache, per snapshot), `evaluate` (one question against the slices),
+//! `reference` (the same questions put to plain Cedar, whole: what the cache is proved against),
 //! `targets` (per-target classification), `decide` (the two questions and deny > ask >
 //! allow), `card` (approval cards), `requests` (the Cedar requests a decision asked), `reason`
 //! (reason text), `baseline` (the embedded shipped policies), `problem` (load errors).
@@ -27,6 +28,7 @@ pub mod problem;
 pub(crate) mod project;
 pub mod reads;
 pub mod reason;
+pub mod reference;
 pub mod relations;
 pub mod requests;
 pub mod snapshot;
