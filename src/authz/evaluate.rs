@@ -79,7 +79,6 @@ pub(crate) fn answer_on<R: Attributes>(
     slices: Slices<'_>,
     asked: &Asked<'_, R>,
 ) -> Result<Arc<Answer>, EvaluationError> {
-    let slices = slices.parts(asked.context);
     let key = key(slices, asked);
     if let Some(answer) = snapshot.cache().get(&key) {
         return Ok(answer);

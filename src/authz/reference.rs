@@ -1,7 +1,7 @@
 //! authz::reference: the plain-Cedar evaluation the answer cache is proved against. Each
 //! question `decide` asks (a target's class, the call unapproved, the call approved) is put to
 //! `Authorizer::is_authorized` once, with the whole context shaped by the schema from its JSON
-//! form and checked against it, on the whole policy set: no slices, no guard parts, no
+//! form and checked against it, on the whole policy set: no slices, no
 //! projection, no key, no cache. The answers are mapped to a decision by the same rules as
 //! `decide` (deny > ask > allow, the same determining policies and approval card), so a
 //! difference between `reference::decide` and `decide` is a difference in the answers.
