@@ -6,8 +6,11 @@
 //! - [`paths`]: path normalization, per-target facts, enumeration, display budgets.
 //! - [`identity`]: sanitizing a project's server-verified identity for the grant card.
 //! - [`state`]: the session stores (consent, plans, grants) with one method per event.
+//! - [`store`]: where shared state lives: in this process, or PostgreSQL for a fleet.
 //! - [`facts`]: everything known about one call, gathered into a Cedar request context.
 //! - [`authz`]: policy snapshots and the pure, synchronous allow / ask / deny decision.
+//! - [`sources`]: where policies come from: the schema and policy files on disk (or the
+//!   embedded baseline), read and loaded into a snapshot.
 //! - [`audit`]: the decision log, its reader, replay and queries.
 //! - [`analysis`]: `diff` and `validate --analyze`: what policies could ever decide, proved by
 //!   the symbolic compiler and `cvc5` (async, spawns the solver; apart from the pure core).
@@ -29,4 +32,6 @@ pub mod paths;
 pub mod sandbox;
 pub mod scenario;
 pub mod server;
+pub mod sources;
 pub mod state;
+pub mod store;

@@ -67,12 +67,23 @@ fn operation_condition(action: &str) -> String {
                 parts.push("context.design.destructive".to_string());
             }
             parts.extend(argument_conditions(&known.schema));
+            parts.push(plan_registrable_condition(action));
             parts.join(" && ")
         }
         // `other_operation`: a name outside the table, known to the catalog or to no one.
         None => r#"(context.design.provenance == "server_only" ||
             (context.design.provenance == "unknown" && !context.design.read_only && context.design.destructive))"#
             .to_string(),
+    }
+}
+
+/// `design.plan_registrable` holds only for a finalize_plan whose scope is not `project`.
+fn plan_registrable_condition(action: &str) -> String {
+    if action == "finalize_plan" {
+        r#"(!context.design.plan_registrable || context.design.arguments.scope != "project")"#
+            .to_string()
+    } else {
+        "!context.design.plan_registrable".to_string()
     }
 }
 

@@ -11,6 +11,8 @@ use fields::{
     check_keys, optional_flag, optional_text, parse_count, parse_method, require_method_fields,
     write_source, PATH_MAX_CHARS, PATH_MIN_CHARS,
 };
+#[cfg(test)]
+pub(crate) use fields::{INPUT_KEYS, LEGACY_FORCE};
 
 /// The five Projects methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,7 +70,7 @@ impl ProjectsMethod {
 }
 
 /// Where a `project_write` takes the file body from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WriteSource {
     Content(String),
     LocalPath(String),
@@ -79,7 +81,7 @@ pub enum WriteSource {
 /// `path` and `query` are kept whenever given, even for methods that ignore them; `source` is
 /// only set for `project_write` (other methods may carry `content` or `local_path`, which are
 /// type-checked and then ignored).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProjectsCall {
     pub method: ProjectsMethod,
     pub path: Option<String>,

@@ -4,11 +4,11 @@
 
 use std::time::Instant;
 
-use super::sources::{self, PolicyArgs};
 use super::{EXIT_FAILED, EXIT_IO, EXIT_OK};
 use crate::analysis::solver::block_on;
 use crate::analysis::{analyze, Solver};
 use crate::authz::PolicySnapshot;
+use crate::sources::{self, PolicyArgs};
 
 pub fn run(args: &PolicyArgs, snapshot: &PolicySnapshot) -> u8 {
     let started = Instant::now();

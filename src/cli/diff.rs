@@ -13,7 +13,6 @@ use clap::Args;
 mod report;
 
 use super::replay::ReportFormat;
-use super::sources::{self, PolicyArgs};
 use super::{EXIT_CHANGED, EXIT_IO, EXIT_OK, EXIT_POLICIES};
 use crate::analysis::diff::Sides;
 use crate::analysis::solver::block_on;
@@ -21,6 +20,7 @@ use crate::analysis::{diff, DiffReport, Solver};
 use crate::audit::log_files;
 use crate::audit::replay::{replay, LogText};
 use crate::authz::PolicySnapshot;
+use crate::sources::{self, PolicyArgs};
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {

@@ -9,11 +9,11 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::sources::{self, PolicyArgs};
 use super::{EXIT_CHANGED, EXIT_IO, EXIT_OK, EXIT_POLICIES};
 use crate::audit::record::Verdict;
 use crate::audit::replay::{replay, Change, LogText, ReplayReport};
 use crate::audit::{log_files, ReadError};
+use crate::sources::{self, PolicyArgs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {

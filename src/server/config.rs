@@ -55,6 +55,8 @@ pub enum Upstream {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub listen: SocketAddr,
+    /// Where `/healthz` alone is served on its own connections, if anywhere (N6).
+    pub health_listen: Option<SocketAddr>,
     pub upstream: Upstream,
     pub policies: Vec<PathBuf>,
     pub baseline: Option<PathBuf>,
@@ -80,6 +82,8 @@ pub struct Config {
     pub notify: Option<super::notify::WebhookTarget>,
     /// The bearer token `GET /metrics` requires, if any.
     pub metrics_token: Option<String>,
+    /// The fleet's PostgreSQL URL; `None`: shared state lives in this process.
+    pub store: Option<String>,
 }
 
 impl Config {
@@ -98,6 +102,7 @@ impl Config {
                     ),
                 )
             })?;
+        let health_listen = health_listen(raw.health_listen.as_deref(), listen)?;
         let upstream = match raw.upstream.as_deref() {
             None => Upstream::Sandbox,
             Some(url) => Upstream::Url(upstream_url(url)?),
@@ -152,7 +157,23 @@ impl Config {
         if let Some(token) = &raw.metrics_token {
             token_strength(token, "metrics_token")?;
         }
+        let store = match raw.store.as_deref().map(str::trim) {
+            None | Some("" | "memory") => None,
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Some(url.to_string())
+            }
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "store",
+                    format!(
+                        "`{}` is not `memory` or a postgres:// URL",
+                        crate::store::postgres::redacted(other)
+                    ),
+                ))
+            }
+        };
         Ok(Self {
+            store,
             metrics_token: raw.metrics_token,
             mcp,
             notify,
@@ -163,6 +184,7 @@ impl Config {
             refuse_without_log,
             log_fsync,
             listen,
+            health_listen,
             upstream,
             policies: raw.policies.unwrap_or_default(),
             baseline: raw.baseline,
@@ -177,6 +199,29 @@ impl Config {
             config_file: raw.config_file,
         })
     }
+}
+
+/// The health listener's address: parsed like `listen`, and not the same socket address.
+fn health_listen(
+    text: Option<&str>,
+    listen: SocketAddr,
+) -> Result<Option<SocketAddr>, ConfigError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let address: SocketAddr = text.parse().map_err(|_| {
+        ConfigError::new(
+            "health_listen",
+            format!("`{text}` is not an address like 127.0.0.1:8081"),
+        )
+    })?;
+    if address == listen && address.port() != 0 {
+        return Err(ConfigError::new(
+            "health_listen",
+            format!("`{text}` is the `listen` address: give the health listener its own"),
+        ));
+    }
+    Ok(Some(address))
 }
 
 /// An http(s) URL without credentials (C12): a `user:password@` would be printed at startup

@@ -83,6 +83,11 @@ fn design_call(scenario: &mut Value, request: &RawRequest, design: &DesignContex
         "delete_files" => {
             arguments.insert("paths".into(), json!(paths));
         }
+        // A plan that cannot be registered: one write more than a plan holds (§3 jnS).
+        "finalize_plan" if !design.plan_registrable && scalars.scope != "project" => {
+            let writes: Vec<String> = (0..21).map(|index| format!("page-{index}.html")).collect();
+            arguments.insert("writes".into(), json!(writes));
+        }
         _ => {}
     }
     let mut state = json!({

@@ -37,6 +37,8 @@ pub struct RawUpstreamCredentials {
 #[serde(deny_unknown_fields)]
 pub struct RawConfig {
     pub listen: Option<String>,
+    /// A second address that answers only `/healthz`, with its own connections (N6).
+    pub health_listen: Option<String>,
     pub upstream: Option<String>,
     pub policies: Option<Vec<PathBuf>>,
     pub baseline: Option<PathBuf>,
@@ -70,6 +72,8 @@ pub struct RawConfig {
     /// A bearer token `GET /metrics` requires (none: the metrics are open; see
     /// docs/operators.md for what they expose).
     pub metrics_token: Option<String>,
+    /// Where shared state lives: absent (this process) or a `postgres://` URL (a fleet).
+    pub store: Option<String>,
     /// The file this configuration was read from (not a key): askgate's own, never read
     /// through a `local_path`.
     #[serde(skip)]
@@ -108,6 +112,7 @@ impl RawConfig {
                     .collect()
             }),
             log_dir: get("ASKGATE_LOG_DIR").map(PathBuf::from),
+            store: get("ASKGATE_STORE"),
             ..Self::default()
         }
     }
@@ -116,6 +121,7 @@ impl RawConfig {
     pub fn overridden_by(self, higher: Self) -> Self {
         Self {
             listen: higher.listen.or(self.listen),
+            health_listen: higher.health_listen.or(self.health_listen),
             upstream: higher.upstream.or(self.upstream),
             policies: higher.policies.or(self.policies),
             baseline: higher.baseline.or(self.baseline),
@@ -136,6 +142,7 @@ impl RawConfig {
             mcp: higher.mcp.or(self.mcp),
             notify: higher.notify.or(self.notify),
             metrics_token: higher.metrics_token.or(self.metrics_token),
+            store: higher.store.or(self.store),
             config_file: higher.config_file.or(self.config_file),
         }
     }
