@@ -3,11 +3,11 @@
 //! `.cedar` files.
 //!
 //! Map: `snapshot` (validated policy set + metadata + hash), `load` (parsing, annotations,
-//! strict validation), `index` (per-action/resource slices, cut by `guards`, and the gate
-//! slices), `reads` (what each policy reads of a request; `probes` and `relations`: values
+//! strict validation), `index` (per-action/resource slices and the gate slices), `reads` (what each policy reads of a request; `probes` and `relations`: values
 //! read only through comparisons), `context` (typed request contexts mirroring the schema),
 //! `project` (a context cut down to what a slice reads: cache key and Cedar record), `cache`
 //! (the one answer cache, per snapshot), `evaluate` (one question against the slices),
+//! `reference` (the same questions put to plain Cedar, whole: what the cache is proved against),
 //! `targets` (per-target classification), `decide` (the two questions and deny > ask >
 //! allow), `card` (approval cards), `requests` (the Cedar requests a decision asked), `reason`
 //! (reason text), `baseline` (the embedded shipped policies), `problem` (load errors).
@@ -19,7 +19,6 @@ pub mod context;
 pub mod decide;
 pub mod decision;
 pub mod evaluate;
-pub mod guards;
 pub mod index;
 pub mod load;
 pub mod probes;
@@ -27,6 +26,7 @@ pub mod problem;
 pub(crate) mod project;
 pub mod reads;
 pub mod reason;
+pub mod reference;
 pub mod relations;
 pub mod requests;
 pub mod snapshot;

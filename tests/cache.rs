@@ -1,16 +1,23 @@
-//! The answer cache, proved: random calls decided through one snapshot's cache (warm across
-//! every case) are the decisions of the same calls decided fresh (the cache emptied before
-//! each). Raw paths mix `\`, `./`, `..`, rejected, invisible and look-alike characters;
-//! sessions, consent, grants and plans vary; the policies are the baseline, the hardening
+//! The answer cache, proved against Cedar itself: every call is decided through one
+//! snapshot's warm answer cache (`authz::decide`: slices, guard parts, projected keys) and by
+//! the reference (`authz::reference::decide`: one `is_authorized` per question on the whole
+//! policy set with the whole schema-shaped context), and the two must agree on the outcome,
+//! the approval card, the determining policies and the target classes. The calls are the
+//! scenario corpus and generated ones: raw paths mix `\`, `./`, `..`, rejected, invisible,
+//! reserved and look-alike characters; every mode, main agents and subagents, consent, grants
+//! verified or not, plans expiring around `now`; the policies are the baseline, the hardening
 //! pack and the examples, so every target fact and both entity reads are in play.
 
-use askgate::authz::{baseline, decide, PolicySnapshot, Source};
-use askgate::facts::{AgentKind, Environment, Mode, ServerGrants, Session};
+use askgate::authz::{baseline, decide, reference, Decision, PolicySnapshot, Source};
+use askgate::facts::{AgentKind, CallFacts, Environment, Mode, ServerGrants, Session};
 use askgate::scenario::run::gather;
+use askgate::scenario::suite::Suite;
 use askgate::scenario::{Scenario, ScenarioCall, ScenarioPlan, ScenarioState};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Value};
+
+use crate::support::{corpus_files, load_scenario};
 
 const NOW: &str = "2026-11-30T10:00:00Z";
 const FRAGMENTS: &[&str] = &[
@@ -78,22 +85,30 @@ fn raw_path() -> impl Strategy<Value = String> {
 }
 
 fn session() -> impl Strategy<Value = Session> {
-    let mode = proptest::sample::select(&[Mode::Default, Mode::Plan, Mode::AcceptEdits][..]);
+    let modes = &[
+        Mode::Default,
+        Mode::AcceptEdits,
+        Mode::Plan,
+        Mode::Auto,
+        Mode::DontAsk,
+        Mode::BypassPermissions,
+    ][..];
     (
-        any::<bool>(),
-        mode,
+        0u8..3,
+        proptest::sample::select(modes),
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
     )
         .prop_map(
-            |(main, mode, interactive, permission_hook, bypass_available)| Session {
-                agent: if main {
+            |(agent, mode, interactive, permission_hook, bypass_available)| Session {
+                agent: if agent == 0 {
                     AgentKind::Main
                 } else {
                     AgentKind::Subagent
                 },
-                agent_id: None,
+                // A subagent named or not.
+                agent_id: (agent == 2).then(|| "agent-7".to_string()),
                 mode,
                 interactive,
                 permission_hook,
@@ -103,6 +118,15 @@ fn session() -> impl Strategy<Value = Session> {
         )
 }
 
+/// Plan expiries around `NOW`: long gone, a millisecond either side, exactly then, later.
+const EXPIRIES: &[&str] = &[
+    "2026-11-30T09:00:00Z",
+    "2026-11-30T09:59:59.999Z",
+    "2026-11-30T10:00:00Z",
+    "2026-11-30T10:00:00.001Z",
+    "2026-11-30T11:00:00Z",
+];
+
 #[derive(Debug, Clone)]
 struct Call {
     session: Session,
@@ -110,12 +134,14 @@ struct Call {
     essential_only: bool,
     third_party: bool,
     consent: Option<bool>,
-    granted: bool,
+    /// A grant the service verified, and one the server lists (either may be missing).
+    verified: bool,
+    server_grant: bool,
     operation: &'static str,
     project: &'static str,
     tokened: bool,
     plan_covers: usize,
-    plan_expired: bool,
+    expiry: usize,
     /// The plan's project when not the call's.
     plan_project: Option<&'static str>,
     paths: Vec<String>,
@@ -127,6 +153,8 @@ fn call() -> impl Strategy<Value = Call> {
         "delete_files",
         "get_project",
         "finalize_plan",
+        "list_projects",
+        "update_sharing",
     ][..];
     (
         (
@@ -135,36 +163,37 @@ fn call() -> impl Strategy<Value = Call> {
             proptest::bool::weighted(0.1),
         ),
         proptest::option::of(any::<bool>()),
-        any::<bool>(),
+        (any::<bool>(), any::<bool>()),
         proptest::sample::select(operations),
         proptest::sample::select(&["p1", "p2"][..]),
         any::<bool>(),
         0usize..4,
-        any::<bool>(),
+        0..EXPIRIES.len(),
         proptest::collection::vec(raw_path(), 1..4),
     )
         .prop_map(
             |(
                 (session, essential_only, third_party),
                 consent,
-                granted,
+                (verified, server_grant),
                 operation,
                 project,
                 tokened,
                 plan_covers,
-                plan_expired,
+                expiry,
                 paths,
             )| Call {
                 session,
                 essential_only,
                 third_party,
                 consent,
-                granted,
+                verified,
+                server_grant,
                 operation,
                 project,
                 tokened,
                 plan_covers,
-                plan_expired,
+                expiry,
                 plan_project: None,
                 paths,
             },
@@ -176,8 +205,10 @@ fn scenario(call: &Call) -> Scenario {
         consent: call.consent,
         ..ScenarioState::default()
     };
-    if call.granted {
+    if call.verified {
         state.verified_grants.push(call.project.to_string());
+    }
+    if call.server_grant {
         state.server_grants = ServerGrants {
             available: true,
             projects: [call.project.to_string()].into(),
@@ -193,13 +224,12 @@ fn scenario(call: &Call) -> Scenario {
         project_id: call.plan_project.unwrap_or(call.project).to_string(),
         writes: normalized.iter().take(call.plan_covers).cloned().collect(),
         deletes: normalized.iter().take(call.plan_covers).cloned().collect(),
-        expires_at: if call.plan_expired {
-            "2026-11-30T09:00:00Z".to_string()
-        } else {
-            "2026-11-30T11:00:00Z".to_string()
-        },
+        expires_at: EXPIRIES.get(call.expiry).unwrap_or(&NOW).to_string(),
     });
-    let mut arguments = json!({"project_id": call.project});
+    let mut arguments = match call.operation {
+        "list_projects" => json!({}),
+        _ => json!({"project_id": call.project}),
+    };
     match call.operation {
         "write_files" => {
             let files: Vec<Value> = call
@@ -214,9 +244,10 @@ fn scenario(call: &Call) -> Scenario {
             arguments["writes"] = json!(call.paths);
             arguments["scope"] = json!("paths");
         }
+        "update_sharing" => arguments["scope"] = json!("org"),
         _ => {}
     }
-    if call.tokened && call.operation != "finalize_plan" {
+    if call.tokened && ["write_files", "delete_files"].contains(&call.operation) {
         arguments["plan_token"] = json!("tok-1");
     }
     Scenario {
@@ -249,8 +280,8 @@ fn scenario(call: &Call) -> Scenario {
 /// main agent in default mode, consent given, ordinary paths), where those facts decide.
 fn neighbours(call: Call) -> Vec<Call> {
     let flips = |call: Call| {
-        let expired = Call {
-            plan_expired: !call.plan_expired,
+        let expiring = Call {
+            expiry: (call.expiry + 1) % EXPIRIES.len(),
             ..call.clone()
         };
         let elsewhere = Call {
@@ -261,7 +292,7 @@ fn neighbours(call: Call) -> Vec<Call> {
             plan_covers: (call.plan_covers + 1) % 4,
             ..call.clone()
         };
-        [call, expired, elsewhere, covering]
+        [call, expiring, elsewhere, covering]
     };
     let coverable = Call {
         session: Session::default(),
@@ -276,46 +307,116 @@ fn neighbours(call: Call) -> Vec<Call> {
     flips(call).into_iter().chain(flips(coverable)).collect()
 }
 
+/// What the reference must reproduce: the outcome, the approval card (its kind first), the
+/// determining policies, the target classes, and whether evaluation failed.
+fn verdict(decision: &Decision) -> impl PartialEq + std::fmt::Debug + '_ {
+    (
+        decision.decision,
+        decision.approval.as_ref().map(|approval| approval.kind()),
+        &decision.policies,
+        &decision.approval,
+        &decision.target_policies,
+        &decision.blocked_targets,
+        decision.errors.is_empty(),
+    )
+}
+
+/// `facts` decided both ways on `snapshot`, and the gates-first check against the
+/// reference's decision: how many requests the cached decision asked, or the call's
+/// description and both verdicts on a difference.
+fn agrees(
+    facts: &CallFacts,
+    snapshot: &PolicySnapshot,
+    call: &dyn std::fmt::Debug,
+) -> Result<usize, String> {
+    let cached = decide(facts, snapshot);
+    let plain = reference::decide(facts, snapshot);
+    if verdict(&cached) != verdict(&plain) {
+        return Err(format!(
+            "{call:?}\n through the cache: {:?}\n plain Cedar:       {:?}",
+            verdict(&cached),
+            verdict(&plain)
+        ));
+    }
+    let gated = askgate::authz::decide::denied_by_gate(facts, snapshot);
+    if gated != snapshot.denied_by_gate(&plain) {
+        return Err(format!("{call:?}\n gates-first check said {gated}"));
+    }
+    Ok(cached.requests.len())
+}
+
 #[test]
-fn decisions_through_the_cache_equal_fresh_decisions() {
-    let cached = snapshot();
-    let fresh = snapshot();
+fn decide_through_one_warm_cache_answers_as_plain_cedar_on_the_whole_set() {
+    let shared = snapshot();
+    let mut decided = 0usize;
+    // The corpus, on its own policies (the baseline and each scenario's files) and again
+    // with the packs on the shared snapshot, warming its cache.
+    let mut suite = Suite::new(baseline::schema_source(), baseline::policy_sources());
+    for file in corpus_files() {
+        let scenario = load_scenario(&file);
+        let Ok(facts) = gather(&scenario).expect("the scenario is well formed") else {
+            continue; // refused before any decision
+        };
+        let own = suite
+            .snapshot(&scenario.policy_files)
+            .unwrap_or_else(|error| panic!("{}: {error}", file.display()));
+        for snapshot in [own, &shared] {
+            if let Err(difference) = agrees(&facts, snapshot, &file.display()) {
+                panic!("{difference}");
+            }
+            decided += 1;
+        }
+    }
+    assert!(decided >= 300, "only {decided} corpus decisions");
+    // Then the generated calls and their neighbours through the same warm cache, from two
+    // threads at once: a key that lost a comparison's outcome would hand one the other's
+    // answer.
+    let runs: Vec<(usize, usize)> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| generated_calls_agree(&shared, 660)))
+            .collect();
+        runs.into_iter()
+            .map(|run| {
+                run.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let generated: usize = runs.iter().map(|(calls, _)| calls).sum();
+    let asked: usize = runs.iter().map(|(_, asked)| asked).sum();
+    assert!(generated >= 10_000, "only {generated} generated calls");
+    // The cache was warm: every miss holds one more answer (the bound is far away), so
+    // `asked - held` requests were answered from it, with answers given to other calls.
+    let held = shared.cache().len();
+    assert!(
+        asked.saturating_sub(held) * 2 >= asked,
+        "{held} answers held for {asked} requests"
+    );
+}
+
+/// `cases` generated calls, each with its neighbours, decided both ways on `shared`: how many
+/// were decided, and how many requests the cached decisions asked.
+fn generated_calls_agree(shared: &PolicySnapshot, cases: u32) -> (usize, usize) {
     let mut runner = TestRunner::new(Config {
-        cases: 1_000,
+        cases,
         ..Config::default()
     });
-    let asked = std::cell::Cell::new(0usize);
+    let (generated, asked) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
     let outcome = runner.run(&call(), |call| {
-        // The call and its neighbours through the same warm cache: a key that lost a
-        // comparison's outcome would hand one the other's answer.
         for call in neighbours(call) {
             let Ok(facts) = gather(&scenario(&call)).expect("the scenario is well formed") else {
                 continue; // refused before any decision
             };
-            let through_cache = decide(&facts, &cached);
-            // The gates-first check asks only what it needs, and agrees with the full decision.
-            prop_assert_eq!(
-                askgate::authz::decide::denied_by_gate(&facts, &cached),
-                cached.denied_by_gate(&through_cache),
-                "{:?}",
-                call
-            );
-            fresh.cache().clear();
-            let decided_fresh = decide(&facts, &fresh);
-            asked.set(asked.get() + decided_fresh.requests.len());
-            prop_assert_eq!(through_cache, decided_fresh, "{:?}", call);
+            match agrees(&facts, shared, &call) {
+                Ok(requests) => asked.set(asked.get() + requests),
+                Err(difference) => prop_assert!(false, "{}", difference),
+            }
+            generated.set(generated.get() + 1);
         }
         Ok(())
     });
     if let Err(error) = outcome {
         panic!("{error}");
     }
-    // The cache did answer: every miss holds one more answer (the bound is far away), so
-    // `asked - held` requests were answered from it; at least a tenth.
-    let (held, asked) = (cached.cache().len(), asked.get());
-    assert!(asked > 3_000, "only {asked} requests asked");
-    assert!(
-        (asked - held) * 10 >= asked,
-        "{held} answers held for {asked} requests"
-    );
+    (generated.get(), asked.get())
 }

@@ -11,7 +11,8 @@ use cedar_policy::{EntityUid, PolicyId};
 
 use super::context::{CallContext, SurfaceContext};
 use super::decision::{Decision, EvaluatedRequest, Outcome, Question, RequestContext, Requests};
-use super::evaluate::{answer, answer_on, Answer, Asked};
+pub(crate) use super::evaluate::Evaluator;
+use super::evaluate::{answer_on, Answer, Asked};
 use super::reads::Tree;
 use super::snapshot::PolicySnapshot;
 use super::targets::{classify, Classification, TargetCall};
@@ -22,7 +23,16 @@ mod outcome;
 
 /// Decides one call. Pure: the same facts and snapshot always give the same decision.
 pub fn decide(facts: &CallFacts, snapshot: &PolicySnapshot) -> Decision {
-    let mut run = Run::new(snapshot);
+    decide_by(facts, snapshot, Evaluator::Cache)
+}
+
+/// `decide` with its questions answered by `evaluator`.
+pub(crate) fn decide_by(
+    facts: &CallFacts,
+    snapshot: &PolicySnapshot,
+    evaluator: Evaluator,
+) -> Decision {
+    let mut run = Run::new(snapshot, evaluator);
     match run.decide(facts) {
         Ok(decision) => decision,
         Err(error) => run.failed(&error),
@@ -33,12 +43,13 @@ pub fn decide(facts: &CallFacts, snapshot: &PolicySnapshot) -> Decision {
 /// (`PolicySnapshot::denied_by_gate`), found by asking only the gate policies (`Run::gated`).
 /// No reason, card or request record is built.
 pub fn denied_by_gate(facts: &CallFacts, snapshot: &PolicySnapshot) -> bool {
-    let mut run = Run::new(snapshot);
+    let mut run = Run::new(snapshot, Evaluator::Cache);
     run.gated(facts).unwrap_or(false)
 }
 
 struct Run<'a> {
     snapshot: &'a PolicySnapshot,
+    evaluator: Evaluator,
     /// How the request records name the call's entities (rendered once per call).
     names: Names,
     requests: Requests,
@@ -48,9 +59,10 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    fn new(snapshot: &'a PolicySnapshot) -> Self {
+    fn new(snapshot: &'a PolicySnapshot, evaluator: Evaluator) -> Self {
         Self {
             snapshot,
+            evaluator,
             names: Names::default(),
             requests: Requests::default(),
             errors: Vec::new(),
@@ -193,7 +205,7 @@ impl<'a> Run<'a> {
         let Classification {
             classified,
             requests,
-        } = classify(self.snapshot, &call, &facts.targets);
+        } = classify(self.snapshot, self.evaluator, &call, &facts.targets);
         if !classified.blocked.is_empty() {
             if let SurfaceContext::Design(design) = &mut Arc::make_mut(context).surface {
                 design.targets.verdict = "blocked".to_string();
@@ -223,7 +235,8 @@ impl<'a> Run<'a> {
             resource_name: &self.names.resource,
             context: &**context,
         };
-        let answer = answer(self.snapshot, &asked)?;
+        let slices = self.snapshot.index().slices(action, resource);
+        let answer = self.evaluator.answer(self.snapshot, slices, &asked)?;
         self.errors.extend(answer.errors.iter().cloned());
         self.requests.push(EvaluatedRequest {
             question,

@@ -11,11 +11,13 @@ use std::sync::Arc;
 
 use cedar_policy::{
     Authorizer, Context, Decision as CedarDecision, EntityUid, PolicyId, PolicySet, Request,
+    Response,
 };
 
 use super::context::cedar_context;
 use super::index::Slices;
 use super::project::{record_project, Attributes, Key};
+use super::reference::Whole;
 use super::snapshot::PolicySnapshot;
 use super::EvaluationError;
 
@@ -46,23 +48,37 @@ impl Answer {
     }
 }
 
-/// Cedar's answer to `asked`, from the snapshot's cache or evaluated now (and cached).
-pub(crate) fn answer<R: Attributes>(
-    snapshot: &PolicySnapshot,
-    asked: &Asked<'_, R>,
-) -> Result<Arc<Answer>, EvaluationError> {
-    let slices = snapshot.index().slices(asked.action, asked.resource);
-    answer_on(snapshot, slices, asked)
+/// Who answers a decision's questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Evaluator {
+    /// The slices, through the snapshot's answer cache: the decision path.
+    Cache,
+    /// Plain Cedar on the whole set and the whole context (`authz::reference`).
+    Reference,
 }
 
-/// `answer` on the slices of `asked`'s action and resource, looked up once by a caller
-/// asking many questions of them (a call's targets).
+impl Evaluator {
+    /// Cedar's answer to `asked`, whose action and resource have `slices`.
+    pub(crate) fn answer<R: Attributes + Whole>(
+        self,
+        snapshot: &PolicySnapshot,
+        slices: Slices<'_>,
+        asked: &Asked<'_, R>,
+    ) -> Result<Arc<Answer>, EvaluationError> {
+        match self {
+            Self::Cache => answer_on(snapshot, slices, asked),
+            Self::Reference => super::reference::answer(snapshot, asked).map(Arc::new),
+        }
+    }
+}
+
+/// Cedar's answer to `asked` on `slices` (its action's and resource's), from the
+/// snapshot's cache or evaluated now (and cached).
 pub(crate) fn answer_on<R: Attributes>(
     snapshot: &PolicySnapshot,
     slices: Slices<'_>,
     asked: &Asked<'_, R>,
 ) -> Result<Arc<Answer>, EvaluationError> {
-    let slices = slices.parts(asked.context);
     let key = key(slices, asked);
     if let Some(answer) = snapshot.cache().get(&key) {
         return Ok(answer);
@@ -129,6 +145,11 @@ fn request(
 /// Asks one slice and adds its answer.
 fn ask(snapshot: &PolicySnapshot, request: &Request, set: &PolicySet, answer: &mut Answer) {
     let response = Authorizer::new().is_authorized(request, set, snapshot.action_entities());
+    add(&response, answer);
+}
+
+/// Adds one Cedar response to `answer`.
+pub(crate) fn add(response: &Response, answer: &mut Answer) {
     let reasons = response.diagnostics().reason().cloned();
     match response.decision() {
         // A Deny response names the satisfied forbids, or nothing when no permit applied.

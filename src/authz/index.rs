@@ -2,14 +2,11 @@
 //! to its action and resource. Cedar's `is_authorized` evaluates every policy it is given, so
 //! a thousand per-project rules for other projects would otherwise cost every call.
 //!
-//! Each slice also knows what its policies read (`authz::reads`), the answer cache's key, and
-//! is cut into parts by its guard facts (`authz::guards`).
+//! Each slice also knows what its policies read (`authz::reads`), the answer cache's key.
 //!
 //! INVARIANT: for any request (action A, resource R), every policy whose scope can match
-//! (A, R) is in `general[A]` or `specific[R]`, and in the part for the request's guard facts
-//! unless its guard is falsified by them. Policies are only ever left out on the evidence of
-//! their scope (`action ==`/`in`, `resource ==`) or of a guard, which Cedar would evaluate
-//! first and find false (`guards`' invariant). The gate slices (`gates[A]`, every `@gate`
+//! (A, R) is in `general[A]` or `specific[R]`. Policies are only ever left out on the
+//! evidence of their scope (`action ==`/`in`, `resource ==`). The gate slices (`gates[A]`, every `@gate`
 //! policy that can apply to A) serve only the gates-first check, which asks nothing else.
 
 use std::collections::HashMap;
@@ -20,9 +17,7 @@ use cedar_policy::{
     ActionConstraint, Entities, EntityUid, Policy, PolicySet, ResourceConstraint, Schema,
 };
 
-use super::guards::{choose, Guard};
 use super::problem::{LoadError, LoadProblem};
-use super::project::{value_at, Attributes};
 use super::reads::Reads;
 
 #[derive(Debug, Default)]
@@ -43,40 +38,6 @@ pub struct Slice {
     pub id: u32,
     pub set: PolicySet,
     pub reads: Reads,
-    /// The slice cut by its guard facts (`authz::guards`), when it has any.
-    parts: Option<Box<Parts>>,
-}
-
-/// A slice per assignment of the guard facts: part `i` holds the policies whose guard the
-/// assignment with bits `i` (bit `k` = fact `k` is true) does not falsify.
-#[derive(Debug)]
-struct Parts {
-    facts: Vec<Vec<String>>,
-    slices: Vec<Slice>,
-}
-
-impl Slice {
-    /// The part of this slice a request with `context` is evaluated on: the policies whose
-    /// guard its facts do not falsify (the whole slice when a guard fact is absent).
-    pub(crate) fn part<R: Attributes>(&self, context: &R) -> &Slice {
-        let Some(parts) = &self.parts else {
-            return self;
-        };
-        let mut bits = 0;
-        for (k, path) in parts.facts.iter().enumerate() {
-            match flag_at(context, path) {
-                Some(true) => bits |= 1 << k,
-                Some(false) => {}
-                None => return self,
-            }
-        }
-        parts.slices.get(bits).unwrap_or(self)
-    }
-}
-
-/// The Bool at `path` in a request context, if there is one.
-fn flag_at<R: Attributes>(context: &R, path: &[String]) -> Option<bool> {
-    value_at(context, path)?.flag()
 }
 
 /// The (at most two) slices a request is evaluated against.
@@ -90,21 +51,12 @@ impl<'a> Slices<'a> {
     pub fn iter(self) -> impl Iterator<Item = &'a Slice> {
         [self.general, self.specific].into_iter().flatten()
     }
-
-    /// Each slice's part for `context`.
-    pub(crate) fn parts<R: Attributes>(self, context: &R) -> Slices<'a> {
-        Slices {
-            general: self.general.map(|slice| slice.part(context)),
-            specific: self.specific.map(|slice| slice.part(context)),
-        }
-    }
 }
 
 /// One policy as the index sorts it.
 struct Indexed {
     policy: Policy,
     reads: Reads,
-    guard: Option<Guard>,
 }
 
 impl PolicyIndex {
@@ -122,7 +74,6 @@ impl PolicyIndex {
             .map(|policy| Indexed {
                 policy: policy.clone(),
                 reads: Reads::of(policy),
-                guard: Guard::of(policy),
             })
             .collect();
         for (n, entry) in indexed.iter().enumerate() {
@@ -146,7 +97,7 @@ impl PolicyIndex {
         }
         let mut ids = 0..;
         let mut slice_of = |members: &[usize]| -> Result<Slice, LoadError> {
-            partitioned(&indexed, members, &mut ids)
+            plain(&indexed, members.iter().copied(), &mut ids)
         };
         Ok(Self {
             general: general
@@ -188,34 +139,6 @@ impl PolicyIndex {
     }
 }
 
-/// The slice of `members`, cut by the guard facts `guards::choose` picks for them.
-fn partitioned(
-    indexed: &[Indexed],
-    members: &[usize],
-    ids: &mut std::ops::RangeFrom<u32>,
-) -> Result<Slice, LoadError> {
-    let mut slice = plain(indexed, members.iter().copied(), ids)?;
-    let guards: Vec<Option<&Guard>> = members
-        .iter()
-        .filter_map(|&n| indexed.get(n))
-        .map(|entry| entry.guard.as_ref())
-        .collect();
-    let facts = choose(&guards);
-    if facts.is_empty() {
-        return Ok(slice);
-    }
-    let mut slices = Vec::with_capacity(1 << facts.len());
-    for bits in 0..(1usize << facts.len()) {
-        let kept = members.iter().copied().filter(|&n| {
-            let guard = indexed.get(n).and_then(|entry| entry.guard.as_ref());
-            !guard.is_some_and(|guard| guard.falsified_by(&facts, bits))
-        });
-        slices.push(plain(indexed, kept, ids)?);
-    }
-    slice.parts = Some(Box::new(Parts { facts, slices }));
-    Ok(slice)
-}
-
 fn plain(
     indexed: &[Indexed],
     members: impl Iterator<Item = usize>,
@@ -248,59 +171,5 @@ fn action_can_match(
                     .ancestors(action)
                     .is_some_and(|mut ancestors| ancestors.any(|ancestor| ancestor == group))
         }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::super::reads::Tree;
-    use super::Slice;
-    use crate::authz::{baseline, PolicySnapshot};
-    use crate::facts::EntityRef;
-
-    /// The shipped write rules: a tokenless write's part leaves the plan rules out, so it
-    /// reads neither the clock nor the target paths and may be cached.
-    #[test]
-    fn a_tokenless_write_part_leaves_the_plan_rules_out_and_reads_no_clock_or_path() {
-        let snapshot =
-            PolicySnapshot::load(&baseline::schema_source(), &baseline::policy_sources()).unwrap();
-        let action = EntityRef::action("write_files").uid().unwrap();
-        let slice = snapshot.index().general.get(&action).unwrap();
-        let parts = slice
-            .parts
-            .as_ref()
-            .expect("the write slice is cut by guards");
-        let tokenless = parts
-            .facts
-            .iter()
-            .position(|fact| fact.as_slice() == ["design", "tokenless"])
-            .expect("tokenless is a guard fact");
-        let reads = |slice: &Slice, path: &[&str]| {
-            let mut tree = &slice.reads.context;
-            for name in path {
-                match tree {
-                    Tree::Fields(fields) => match fields.get(*name) {
-                        Some(next) => tree = next,
-                        None => return false,
-                    },
-                    _ => return true,
-                }
-            }
-            true
-        };
-        let (clock, paths) = (["now"], ["design", "targets", "paths"]);
-        assert!(reads(slice, &clock) && reads(slice, &paths));
-        for (bits, part) in parts.slices.iter().enumerate() {
-            let has = |id: &str| part.set.policy(&cedar_policy::PolicyId::new(id)).is_some();
-            if bits >> tokenless & 1 == 1 {
-                assert!(!has("plans.covered") && has("grants.held"), "part {bits}");
-                // So a tokenless write's key holds neither the clock nor its paths.
-                assert!(!reads(part, &clock) && !reads(part, &paths), "part {bits}");
-            } else {
-                assert!(has("plans.covered") && !has("grants.held"), "part {bits}");
-            }
-            assert!(part.set.policies().count() < slice.set.policies().count());
-        }
     }
 }

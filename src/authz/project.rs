@@ -109,11 +109,6 @@ pub(crate) trait Fact {
         None
     }
 
-    /// A Bool's value (`None` for any other value).
-    fn flag(&self) -> Option<bool> {
-        None
-    }
-
     /// A string, Long or Bool as text (`None` for sets and records).
     fn text(&self) -> Option<String> {
         None
@@ -188,10 +183,6 @@ impl Fact for bool {
 
     fn encode(&self, key: &mut Key) {
         key.flag(*self);
-    }
-
-    fn flag(&self) -> Option<bool> {
-        Some(*self)
     }
 
     fn text(&self) -> Option<String> {

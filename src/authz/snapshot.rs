@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use cedar_policy::{Effect, Entities, PolicyId, PolicySet};
+use cedar_policy::{Effect, Entities, PolicyId, PolicySet, Schema};
 
 use super::cache::AnswerCache;
 use super::index::PolicyIndex;
@@ -52,6 +52,9 @@ pub struct PolicySnapshot {
     meta: HashMap<PolicyId, PolicyMeta>,
     index: PolicyIndex,
     action_entities: Entities,
+    /// The schema the set was validated against (the reference evaluation shapes whole
+    /// contexts with it, `authz::reference`).
+    schema: Schema,
     hash: String,
     /// Answers are a pure function of this (immutable) snapshot and the request, so they are
     /// cached for the snapshot's life, up to a bound.
@@ -85,6 +88,7 @@ impl PolicySnapshot {
             meta,
             index,
             action_entities,
+            schema: schema_value,
             cache: AnswerCache::default(),
         })
     }
@@ -92,6 +96,10 @@ impl PolicySnapshot {
     /// The whole policy set (for the engine-floor benchmark and listing).
     pub fn policies(&self) -> &PolicySet {
         &self.policies
+    }
+
+    pub fn schema(&self) -> &Schema {
+        &self.schema
     }
 
     pub fn index(&self) -> &PolicyIndex {

@@ -14,7 +14,7 @@ use cedar_policy::{EntityUid, PolicyId};
 
 use super::context::TargetRequestView;
 use super::decision::BlockedTarget;
-use super::evaluate::{answer_on, Asked};
+use super::evaluate::{Asked, Evaluator};
 use super::reason::policy_ids;
 use super::requests::TargetRequests;
 use super::snapshot::PolicySnapshot;
@@ -50,8 +50,9 @@ pub struct TargetCall<'a> {
     pub operation: &'a String,
 }
 
-pub fn classify(
+pub(crate) fn classify(
     snapshot: &PolicySnapshot,
+    evaluator: Evaluator,
     call: &TargetCall<'_>,
     targets: &Arc<Vec<TargetFacts>>,
 ) -> Classification {
@@ -79,7 +80,7 @@ pub fn classify(
             resource_name: call.resource_name,
             context: &view,
         };
-        match answer_on(snapshot, slices, &asked) {
+        match evaluator.answer(snapshot, slices, &asked) {
             Ok(answer) if answer.is_clean_allow() => {
                 determining.extend(answer.permits.iter().cloned())
             }

@@ -41,7 +41,12 @@ fn classify_in(
         project_id: &project_id,
         operation: &operation,
     };
-    classify(snapshot, &call, targets)
+    classify(
+        snapshot,
+        crate::authz::evaluate::Evaluator::Cache,
+        &call,
+        targets,
+    )
 }
 
 fn blocked(classification: &Classification) -> Vec<&str> {

@@ -116,7 +116,8 @@ impl Suite {
             .sum()
     }
 
-    fn snapshot(&mut self, files: &[String]) -> Result<&PolicySnapshot, String> {
+    /// The snapshot of the suite's sources with `files` added, loaded once.
+    pub fn snapshot(&mut self, files: &[String]) -> Result<&PolicySnapshot, String> {
         let key = files.to_vec();
         if !self.snapshots.contains_key(&key) {
             let loaded = self.load(files);

@@ -1,0 +1,66 @@
+//! authz::reference: the plain-Cedar evaluation the answer cache is proved against. Each
+//! question `decide` asks (a target's class, the call unapproved, the call approved) is put to
+//! `Authorizer::is_authorized` once, with the whole context shaped by the schema from its JSON
+//! form and checked against it, on the whole policy set: no slices, no
+//! projection, no key, no cache. The answers are mapped to a decision by the same rules as
+//! `decide` (deny > ask > allow, the same determining policies and approval card), so a
+//! difference between `reference::decide` and `decide` is a difference in the answers.
+//!
+//! Slow on purpose; the differential test (`tests/reference.rs`) is its user.
+
+use cedar_policy::{Authorizer, Context, Request};
+use serde_json::Value;
+
+use super::context::{CallContext, TargetContext, TargetRequestView};
+use super::decide::{decide_by, Evaluator};
+use super::decision::Decision;
+use super::evaluate::{add, Answer, Asked};
+use super::snapshot::PolicySnapshot;
+use super::EvaluationError;
+use crate::facts::CallFacts;
+
+/// `decide` with every question answered by plain Cedar on the whole set and context.
+pub fn decide(facts: &CallFacts, snapshot: &PolicySnapshot) -> Decision {
+    decide_by(facts, snapshot, Evaluator::Reference)
+}
+
+/// A request context in its whole JSON form, as the schema declares it.
+pub(crate) trait Whole {
+    fn whole(&self) -> Result<Value, EvaluationError>;
+}
+
+impl Whole for CallContext {
+    fn whole(&self) -> Result<Value, EvaluationError> {
+        serde_json::to_value(self).map_err(|error| EvaluationError::Context(error.to_string()))
+    }
+}
+
+impl Whole for TargetRequestView<'_> {
+    fn whole(&self) -> Result<Value, EvaluationError> {
+        let context = TargetContext::of(self.target, self.project_id, self.operation);
+        serde_json::to_value(context).map_err(|error| EvaluationError::Context(error.to_string()))
+    }
+}
+
+/// Cedar's answer to `asked`: one `is_authorized` on the whole policy set.
+pub(crate) fn answer<R: Whole>(
+    snapshot: &PolicySnapshot,
+    asked: &Asked<'_, R>,
+) -> Result<Answer, EvaluationError> {
+    let schema = snapshot.schema();
+    let context = Context::from_json_value(asked.context.whole()?, Some((schema, asked.action)))
+        .map_err(|error| EvaluationError::Context(error.to_string()))?;
+    let request = Request::new(
+        asked.principal.clone(),
+        asked.action.clone(),
+        asked.resource.clone(),
+        context,
+        Some(schema),
+    )
+    .map_err(|error| EvaluationError::Request(error.to_string()))?;
+    let response =
+        Authorizer::new().is_authorized(&request, snapshot.policies(), snapshot.action_entities());
+    let mut answer = Answer::default();
+    add(&response, &mut answer);
+    Ok(answer)
+}
