@@ -11,7 +11,7 @@ use askgate::audit::record::{format_time, REDACTED};
 use askgate::audit::{
     read_log, replay, ApprovalAction, ApprovalRecord, DecisionLog, DecisionOrigin, DecisionRecord,
     Durability, LogLine, LogOptions, LogText, OutcomeRecord, OutcomeStatus, ProblemKind, Record,
-    Verdict,
+    ReplaySets, Verdict,
 };
 use askgate::authz::{decide, PolicySnapshot};
 use askgate::scenario::run::gather;
@@ -362,7 +362,14 @@ fn random_bytes_never_panic_the_reader_or_replay() {
         file: "random".to_string(),
         bytes,
     }];
-    let report = replay(&logs, &snapshot, 3);
+    let report = replay(
+        &logs,
+        &ReplaySets {
+            live: &snapshot,
+            hook: &snapshot,
+        },
+        3,
+    );
     assert_eq!(report.records, 0);
     assert!(!report.problems.is_empty());
     assert_eq!(report.problems.last().unwrap().kind, ProblemKind::Torn);

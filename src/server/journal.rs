@@ -8,10 +8,11 @@ mod health;
 use time::OffsetDateTime;
 
 use super::error::ApiError;
-use super::gateway::Prepared;
+use super::gateway::{FrontDoor, Prepared};
 use crate::audit::record::{
     format_time, ApprovalAction, ApprovalRecord, ApprovalRecordKind, DecisionOrigin,
-    DecisionRecord, OutcomeKind, OutcomeRecord, OutcomeStatus, Record, Version,
+    DecisionRecord, FrontDoorV1, OutcomeKind, OutcomeRecord, OutcomeStatus, PolicySetV1, Record,
+    Version,
 };
 use crate::audit::writer::{DecisionLog, LogError};
 use crate::authz::Decision;
@@ -54,7 +55,8 @@ impl Journal {
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
         let tool_use_id = prepared.tool_use_id.as_deref();
-        self.record_decision(prepared, decision, shadow, tool_use_id, now)
+        let set = PolicySetV1::Live;
+        self.record_decision(prepared, decision, shadow, (tool_use_id, set), now)
             .await
     }
 
@@ -66,7 +68,8 @@ impl Journal {
         tool_use_id: &str,
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
-        self.record_decision(prepared, decision, None, Some(tool_use_id), now)
+        let set = PolicySetV1::Hook;
+        self.record_decision(prepared, decision, None, (Some(tool_use_id), set), now)
             .await
     }
 
@@ -75,7 +78,7 @@ impl Journal {
         prepared: &Prepared,
         decision: &Decision,
         shadow: Option<&Decision>,
-        tool_use_id: Option<&str>,
+        (tool_use_id, set): (Option<&str>, PolicySetV1),
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
         if !self.is_enabled() {
@@ -89,7 +92,7 @@ impl Journal {
             tool_use_id: tool_use_id.map(str::to_string),
         };
         let mut record = match DecisionRecord::new(origin, &prepared.facts, decision) {
-            Ok(record) => record,
+            Ok(record) => record.decided_on(set, prepared.front_door.map(door)),
             Err(error) => return self.not_written(&LogError::Encode(error.to_string())),
         };
         if let Some(shadow) = shadow {
@@ -181,6 +184,15 @@ impl Journal {
         }
         tracing::error!(%error, "decision log write failed; continuing as configured (log_failure = allow)");
         Ok(())
+    }
+}
+
+/// The front door as the log writes it.
+fn door(door: FrontDoor) -> FrontDoorV1 {
+    match door {
+        FrontDoor::Http => FrontDoorV1::Http,
+        FrontDoor::Mcp => FrontDoorV1::Mcp,
+        FrontDoor::Hook => FrontDoorV1::Hook,
     }
 }
 
