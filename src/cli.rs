@@ -15,7 +15,6 @@ pub mod log;
 pub mod replay;
 pub mod sandbox;
 pub mod serve;
-pub mod sources;
 pub mod test;
 pub mod validate;
 

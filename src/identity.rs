@@ -22,6 +22,8 @@ pub struct ProjectIdentity {
     /// `invited`, `org` or `public`
     pub sharing_scope: String,
     pub sharing_label: String,
+    /// As a URL parser serializes it: scheme and host lower-cased, dot segments resolved,
+    /// an international host in punycode — where the link actually leads.
     pub url: String,
 }
 
@@ -99,13 +101,13 @@ pub fn sanitize_identity(
         .get("url")
         .and_then(Value::as_str)
         .ok_or(IdentityRejection::UrlMissing)?;
-    check_url(url, project_id)?;
+    let url = check_url(url, project_id)?;
     Ok(ProjectIdentity {
         project_id: project_id.to_owned(),
         name,
         sharing_scope: scope.to_owned(),
         sharing_label: sharing_label.to_owned(),
-        url: url.to_owned(),
+        url,
     })
 }
 

@@ -8,6 +8,8 @@
 //! - [`state`]: the session stores (consent, plans, grants) with one method per event.
 //! - [`facts`]: everything known about one call, gathered into a Cedar request context.
 //! - [`authz`]: policy snapshots and the pure, synchronous allow / ask / deny decision.
+//! - [`sources`]: where policies come from: the schema and policy files on disk (or the
+//!   embedded baseline), read and loaded into a snapshot.
 //! - [`audit`]: the decision log, its reader, replay and queries.
 //! - [`analysis`]: `diff` and `validate --analyze`: what policies could ever decide, proved by
 //!   the symbolic compiler and `cvc5` (async, spawns the solver; apart from the pure core).
@@ -29,4 +31,5 @@ pub mod paths;
 pub mod sandbox;
 pub mod scenario;
 pub mod server;
+pub mod sources;
 pub mod state;

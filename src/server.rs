@@ -69,6 +69,31 @@ fn health_router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// What the separate health listener (`health_listen`) answers: `/healthz`, and a JSON 404
+/// naming it for anything else.
+fn health_listener_router(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(routes::healthz))
+        .fallback(|| async { error::ApiError::HealthOnly })
+        .with_state(state)
+}
+
+/// Serves the health listener on its own `listener` (own pool, own deadlines: see
+/// [`config::HttpLimits::for_health_listener`]) until `shutdown` resolves.
+pub async fn run_health(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    limits: config::HttpLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let router = health_listener_router(state);
+    let services = listen::Services {
+        app: router.clone(),
+        health: router,
+    };
+    listen::serve(listener, services, limits.for_health_listener(), shutdown).await
+}
+
 /// Serves with the default [`config::HttpLimits`] until `shutdown` resolves, then drains
 /// in-flight requests.
 pub async fn run(

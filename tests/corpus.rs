@@ -1,6 +1,8 @@
 //! The scenario corpus: every file meets its `expect` block, its full decision matches the
 //! insta snapshot in the top-level `snapshots/` directory, and a decision answered from the
-//! snapshot's answer cache is the decision Cedar gives.
+//! snapshot's answer cache is the decision Cedar gives. The snapshots hold a placeholder for
+//! the policy set's hash (a comment edit in a `.cedar` file rewrites none of them);
+//! `a_decision_names_the_hash_of_its_policy_set` checks the hash itself.
 
 use askgate::authz::{baseline, Decision};
 use askgate::scenario::suite::Suite;
@@ -37,6 +39,35 @@ fn every_scenario_meets_its_expectation() {
     );
 }
 
+/// What the snapshots hold in place of the policy set's hash.
+const POLICY_HASH: &str = "[policy set hash]";
+
+/// A decision names the hash of the set that decided it: `sha256:` and 16 hex digits, the
+/// loaded snapshot's own, and a different one once any source's text changes (even a comment).
+#[test]
+fn a_decision_names_the_hash_of_its_policy_set() {
+    let file = corpus_files().into_iter().next().expect("a corpus file");
+    let scenario = crate::support::load_scenario(&file);
+    let sources = baseline::policy_sources();
+    let snapshot = askgate::authz::PolicySnapshot::load(&baseline::schema_source(), &sources)
+        .expect("the baseline loads");
+    let decided =
+        |sources: Vec<askgate::authz::Source>| match Suite::new(baseline::schema_source(), sources)
+            .decide(&scenario)
+        {
+            Ok(ScenarioOutcome::Decided(decision)) => decision.snapshot,
+            other => panic!("{}: not decided: {other:?}", file.display()),
+        };
+    let hash = decided(sources.clone());
+    assert_eq!(hash, snapshot.hash());
+    let digits = hash.strip_prefix("sha256:").expect("a sha256 hash");
+    assert_eq!(digits.len(), 16, "{hash}");
+    assert!(digits.chars().all(|c| c.is_ascii_hexdigit()), "{hash}");
+    let mut commented = sources;
+    commented[0].text.push_str("\n// a comment\n");
+    assert_ne!(decided(commented), hash, "a comment edit is another set");
+}
+
 #[test]
 fn every_decision_matches_its_snapshot() {
     let mut suite = Suite::new(baseline::schema_source(), baseline::policy_sources());
@@ -44,6 +75,7 @@ fn every_decision_matches_its_snapshot() {
     settings.set_snapshot_path("../snapshots");
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
+    settings.add_redaction(".snapshot", POLICY_HASH);
     settings.bind(|| {
         for file in corpus_files() {
             let scenario = crate::support::load_scenario(&file);

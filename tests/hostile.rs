@@ -3,10 +3,12 @@
 //! gate (client-facts §2 GnS, re-implemented here independently) would stop.
 //!
 //! Submodules drive a real service over loopback HTTP: `load` (slowloris, stalled bodies,
-//! oversized bodies, the connection cap), `input` (types, duplicate keys, hostile project ids,
-//! query parameters) and `config` (the binary refusing unsafe configurations).
+//! oversized bodies, the connection cap), `front_door` (a reconnecting slowloris from another
+//! peer, N6), `input` (types, duplicate keys, hostile project ids, query parameters) and
+//! `config` (the binary refusing unsafe configurations).
 
 mod config;
+mod front_door;
 mod input;
 mod load;
 

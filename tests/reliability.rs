@@ -6,7 +6,7 @@
 
 mod crash;
 mod full_disk;
-mod harness;
+pub(crate) mod harness;
 mod reload;
 mod replaced;
 mod unwritable;

@@ -80,7 +80,7 @@ pub enum PolicySetV1 {
     /// The service's policies (`/v1/authorize`, `/v1/*/call`, `/mcp`, re-decisions).
     #[default]
     Live,
-    /// The hook-mode set of `POST /v1/hooks/claude-code` (`cli::sources::load_hook`).
+    /// The hook-mode set of `POST /v1/hooks/claude-code` (`sources::load_hook`).
     Hook,
 }
 

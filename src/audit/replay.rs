@@ -52,7 +52,7 @@ pub struct Transition {
 }
 
 /// The policy sets a log is decided on: a record of the live set on `live`, one of the
-/// hook-mode set on `hook` (built from the same directories, `cli::sources::load_hook`).
+/// hook-mode set on `hook` (built from the same directories, `sources::load_hook`).
 #[derive(Clone, Copy)]
 pub struct ReplaySets<'a> {
     pub live: &'a PolicySnapshot,

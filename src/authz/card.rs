@@ -1,6 +1,10 @@
 //! authz::card: the approval card shown for an ask. Each card states its scope truthfully:
 //! consent (this account until revoked), grant (any ordinary file of this project until
-//! revoked), plan (exactly these paths for up to 15 minutes), batch (this call only).
+//! revoked), plan (exactly these paths for up to 15 minutes), batch (this call only). The
+//! policies choose the kind; a batch card says why nothing outlives the call where a reader
+//! could expect otherwise (`card::kept`).
+
+mod kept;
 
 use serde::Serialize;
 
@@ -51,6 +55,12 @@ pub enum Approval {
         operation: String,
         project_id: Option<String>,
         targets: Vec<String>,
+        /// A finalize_plan's requested writes and deletes (normalized), which it names instead
+        /// of targets; absent for other operations.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        writes: Vec<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        deletes: Vec<String>,
         message: String,
         scope: String,
         also: Vec<ApprovalKind>,
@@ -64,6 +74,26 @@ impl Approval {
             Self::Grant { .. } => ApprovalKind::Grant,
             Self::Plan { .. } => ApprovalKind::Plan,
             Self::Batch { .. } => ApprovalKind::Batch,
+        }
+    }
+
+    /// The scope sentence: what approving allows, and for how long.
+    pub fn scope(&self) -> &str {
+        match self {
+            Self::Consent { scope, .. }
+            | Self::Grant { scope, .. }
+            | Self::Plan { scope, .. }
+            | Self::Batch { scope, .. } => scope,
+        }
+    }
+
+    /// What approving will do, in a sentence or two.
+    pub fn message(&self) -> &str {
+        match self {
+            Self::Consent { message, .. }
+            | Self::Grant { message, .. }
+            | Self::Plan { message, .. }
+            | Self::Batch { message, .. } => message,
         }
     }
 }
@@ -91,16 +121,42 @@ pub fn card(kind: ApprovalKind, also: Vec<ApprovalKind>, facts: &CallFacts) -> O
             scope: "writes and deletes to exactly these paths in this project, for up to 15 minutes".to_string(),
             also,
         },
-        ApprovalKind::Batch => Approval::Batch {
-            tool: summary.tool.clone(),
-            operation: summary.operation.clone(),
-            project_id: summary.project_id.clone(),
-            targets: summary.targets.to_vec(),
-            message: batch_message(summary),
-            scope: "this call only".to_string(),
-            also,
-        },
+        ApprovalKind::Batch => batch_card(facts, also),
     })
+}
+
+/// This call only: where a reader could expect something to outlive the call (consent, a
+/// plan), its message and scope say that nothing will, and why.
+fn batch_card(facts: &CallFacts, also: Vec<ApprovalKind>) -> Approval {
+    let summary = &facts.summary;
+    let notes: Vec<kept::Note> = [kept::unconnected(facts), kept::no_plan(facts)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut message = batch_message(summary);
+    let mut scope = "this call only".to_string();
+    if !notes.is_empty() {
+        let clauses: Vec<&str> = notes.iter().map(|note| note.clause.as_str()).collect();
+        message.push_str(&format!(
+            " Approving runs this {} once and keeps nothing: {}.",
+            summary.operation,
+            clauses.join("; ")
+        ));
+        for note in &notes {
+            scope.push_str(&format!("; {}", note.scope));
+        }
+    }
+    Approval::Batch {
+        tool: summary.tool.clone(),
+        operation: summary.operation.clone(),
+        project_id: summary.project_id.clone(),
+        targets: summary.targets.to_vec(),
+        writes: summary.plan_writes.clone(),
+        deletes: summary.plan_deletes.clone(),
+        message,
+        scope,
+        also,
+    }
 }
 
 fn consent_message(summary: &CallSummary) -> String {
@@ -122,8 +178,10 @@ fn consent_message(summary: &CallSummary) -> String {
 fn batch_message(summary: &CallSummary) -> String {
     if summary.tool == "Projects" {
         format!("Projects {} on the attached project.", summary.operation)
-    } else {
+    } else if summary.writes {
         format!("Design {} writes to claude.ai/design.", summary.operation)
+    } else {
+        format!("Design {} reads claude.ai/design.", summary.operation)
     }
 }
 

@@ -94,6 +94,9 @@ pub struct DesignContext {
     pub grant: GrantContext,
     pub identity_verified: bool,
     pub sharing_scope: String,
+    /// finalize_plan's plan can be registered (§3 `jnS`, `znS`); false for other operations.
+    #[serde(default)]
+    pub plan_registrable: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -167,7 +170,7 @@ impl_fact!(GrantContext; verified, server, recard, ineligible);
 impl_fact!(DesignArgumentsContext; scope, role, link_permission, path);
 impl_fact!(DesignContext; operation, provenance, read_only, destructive, project_id,
     has_project_id, tokenless, arguments, consent, targets, plan, grant, identity_verified,
-    sharing_scope);
+    sharing_scope, plan_registrable);
 impl_fact!(ProjectsContext; method, attached, credential, path, resolved_path, target_kind,
     source, local_path_place, detail_known, size_known, content_bytes, estimated_tokens, knowledge_known, knowledge_size,
     max_knowledge_size, query, n);

@@ -1,10 +1,11 @@
 //! Checks a Design call's `arguments` against a static [`ArgumentSchema`] (§1.4 type and size
 //! rules); it must not rewrite values or apply per-operation extras (that is `design.rs`).
 //!
-//! A JSON `null` value is treated as an absent key: it is still subject to the unknown-key
-//! check (so typos are caught), but not to type or size rules. The schema the reference checks
-//! is hand-written and zod-like, and models commonly send `null` for "not given"; rejecting it
-//! would refuse calls the server accepts. The `null` stays in `arguments` untouched.
+//! A JSON `null` is never "absent": the reference's check (§1.4 `M0f`) looks at every key that
+//! is present, and `null` is neither a scalar (string, boolean, number), nor an array, nor a
+//! string field. So `project_id: null` is an error rather than "no project" (which a
+//! project-pinned admin rule would not match), and `plan_token: null` an error rather than a
+//! token that matches no plan.
 
 use serde_json::{Map, Value};
 
@@ -29,9 +30,8 @@ pub(crate) fn validate_arguments(
         ));
     }
     for key in schema.keys {
-        match arguments.get(key.name) {
-            None | Some(Value::Null) => {}
-            Some(value) => check_value(key.name, key.kind, value)?,
+        if let Some(value) = arguments.get(key.name) {
+            check_value(key.name, key.kind, value)?;
         }
     }
     Ok(())
@@ -114,8 +114,8 @@ fn check_value(name: &str, kind: ArgumentKind, value: &Value) -> Result<(), Call
 fn check_scalar(place: Place<'_>, value: &Value, max_bytes: usize) -> Result<(), CallError> {
     match value {
         Value::String(text) => check_bytes(place, text, max_bytes),
-        Value::Bool(_) | Value::Number(_) | Value::Null => Ok(()),
-        Value::Array(_) | Value::Object(_) => Err(place.error(format!(
+        Value::Bool(_) | Value::Number(_) => Ok(()),
+        Value::Null | Value::Array(_) | Value::Object(_) => Err(place.error(format!(
             "`{}` must be a string, boolean or number, not {}",
             place.name(),
             json_type_name(value)
@@ -239,14 +239,14 @@ fn check_element(
             .iter()
             .find_map(|(key, value)| (key == element.name).then_some(value));
         match value {
-            None | Some(Value::Null) if element.required => {
+            None if element.required => {
                 return Err(element_place.error(format!(
                     "`{}` is missing required field `{}`",
                     place.name(),
                     element.name
                 )));
             }
-            None | Some(Value::Null) => {}
+            None => {}
             Some(Value::String(text)) => {
                 if let Some(max_bytes) = element.max_bytes {
                     check_bytes(element_place, text, max_bytes)?;

@@ -185,12 +185,17 @@ fn object_element_fields_must_be_strings() {
     )
     .unwrap_err();
     assert_eq!(error.field, "arguments.files[0].dest");
-    // Optional fields that are null count as absent.
-    assert!(parse(
+    // Every field must be a string (§1.4): a null optional field is not "absent".
+    let error = parse(
         "write_files",
-        json!({"files": [{"path": "a", "if_match": null}]})
+        json!({"files": [{"path": "a", "if_match": null}]}),
     )
-    .is_ok());
+    .unwrap_err();
+    assert_eq!(error.field, "arguments.files[0].if_match");
+    assert_eq!(
+        error.message,
+        "`files[0].if_match` must be a string, not null"
+    );
 }
 
 #[test]

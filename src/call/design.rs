@@ -24,8 +24,7 @@ const INPUT_KEYS: &[&str] = &["operation", "arguments"];
 
 /// A `ClaudeDesign` call that passed local validation.
 ///
-/// `arguments` holds the values exactly as the model sent them (enum values are not rewritten,
-/// `null` values are kept).
+/// `arguments` holds the values exactly as the model sent them (enum values are not rewritten).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DesignCall {
     pub operation: String,
@@ -83,9 +82,10 @@ impl DesignCall {
     }
 
     /// True when `plan_token` is missing or `""` — the reference's meaning of tokenless
-    /// (client-facts §5.2). Any other value, `null` included, is a token that is not a
-    /// non-empty string: it matches no plan (§3 needs a string) and asks as a write with a
-    /// non-matching token, so it can never slip into the tokenless grant path.
+    /// (client-facts §5.2). Any other value (a number or a boolean; `null` never passes
+    /// validation) is a token that is not a non-empty string: it matches no plan (§3 needs a
+    /// string) and asks as a write with a non-matching token, so it can never slip into the
+    /// tokenless grant path.
     pub fn is_tokenless(&self) -> bool {
         match self.arguments.get("plan_token") {
             None => true,
@@ -102,7 +102,7 @@ impl DesignCall {
 
 fn parse_operation(value: Option<&Value>) -> Result<String, CallError> {
     let operation = match value {
-        None | Some(Value::Null) => {
+        None => {
             return Err(CallError::new("operation", "`operation` is required"));
         }
         Some(Value::String(operation)) => operation,
@@ -134,8 +134,9 @@ fn parse_operation(value: Option<&Value>) -> Result<String, CallError> {
 }
 
 fn parse_arguments(value: Option<Value>) -> Result<Map<String, Value>, CallError> {
+    // `arguments` defaults to `{}` only when absent (zod's `.default` does not replace `null`).
     match value {
-        None | Some(Value::Null) => Ok(Map::new()),
+        None => Ok(Map::new()),
         Some(Value::Object(arguments)) => Ok(arguments),
         Some(other) => Err(CallError::new(
             "arguments",
@@ -186,7 +187,7 @@ fn check_arguments(
 fn check_finalize_plan(arguments: &Map<String, Value>) -> Result<(), CallError> {
     let field = "arguments.project_id";
     let project_id = match arguments.get("project_id") {
-        None | Some(Value::Null) => {
+        None => {
             return Err(CallError::new(field, "`finalize_plan` needs `project_id`"));
         }
         Some(Value::String(project_id)) => project_id,
@@ -218,7 +219,7 @@ fn check_finalize_plan(arguments: &Map<String, Value>) -> Result<(), CallError> 
     }
     let names_paths = ["writes", "deletes"]
         .iter()
-        .any(|key| arguments.get(*key).is_some_and(|value| !value.is_null()));
+        .any(|key| arguments.contains_key(*key));
     if arguments.get("scope").and_then(Value::as_str) == Some("project") && names_paths {
         return Err(CallError::new(
             "arguments.scope",

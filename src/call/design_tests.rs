@@ -37,13 +37,14 @@ fn parses_a_read_call_with_static_hints() {
 }
 
 #[test]
-fn arguments_default_to_an_empty_object() {
-    for input in [
-        json!({"operation": "list"}),
-        json!({"operation": "list", "arguments": null}),
-    ] {
-        assert!(parse(input).unwrap().arguments.is_empty());
-    }
+fn arguments_default_to_an_empty_object_only_when_absent() {
+    assert!(parse(json!({"operation": "list"}))
+        .unwrap()
+        .arguments
+        .is_empty());
+    let error = parse(json!({"operation": "list", "arguments": null})).unwrap_err();
+    assert_eq!(error.field, "arguments");
+    assert_eq!(error.message, "`arguments` must be an object, not null");
 }
 
 #[test]
@@ -194,11 +195,12 @@ fn a_static_operation_is_validated_even_when_the_server_says_read_only() {
 
 #[test]
 fn finalize_plan_needs_a_project_id() {
-    for arguments in [json!({}), json!({"project_id": null})] {
-        let error = finalize(arguments).unwrap_err();
-        assert_eq!(error.field, "arguments.project_id");
-        assert_eq!(error.message, "`finalize_plan` needs `project_id`");
-    }
+    let error = finalize(json!({})).unwrap_err();
+    assert_eq!(error.field, "arguments.project_id");
+    assert_eq!(error.message, "`finalize_plan` needs `project_id`");
+    let error = finalize(json!({"project_id": null})).unwrap_err();
+    assert_eq!(error.field, "arguments.project_id");
+    assert_eq!(error.message, "`project_id` must be a string, not null");
     let error = finalize(json!({"project_id": 12})).unwrap_err();
     assert_eq!(error.message, "`project_id` must be a string, not a number");
 }
@@ -236,7 +238,12 @@ fn finalize_plan_project_scope_refuses_paths() {
         );
     }
     assert!(finalize(json!({"project_id": "p", "scope": "project"})).is_ok());
-    assert!(finalize(json!({"project_id": "p", "scope": "project", "writes": null})).is_ok());
+    let error =
+        finalize(json!({"project_id": "p", "scope": "project", "writes": null})).unwrap_err();
+    assert_eq!(
+        error.field, "arguments.writes",
+        "null is not an array, not absent"
+    );
     assert!(
         finalize(json!({"project_id": "p", "scope": "paths", "writes": ["a"],
         "deletes": ["b"]}))
@@ -276,7 +283,6 @@ fn accessors_read_strings_only() {
     assert!(!call.is_tokenless());
     assert_eq!(call.string_argument("project_id"), Some("p1"));
     assert_eq!(call.string_argument("files"), None);
-    assert_eq!(call_with(json!({"project_id": null})).project_id(), None);
 }
 
 #[test]
@@ -286,8 +292,9 @@ fn tokenless_means_missing_or_empty() {
         assert!(call.is_tokenless(), "{arguments}");
         assert_eq!(call.plan_token(), None, "{arguments}");
     }
-    // §5.2: tokenless is "missing or empty"; `null` is a token that matches no plan.
-    for token in [json!(null), json!(0), json!(false), json!(1.5)] {
+    // §5.2: tokenless is "missing or empty"; a scalar that is not a string is a token that
+    // matches no plan (and `null` never passes validation).
+    for token in [json!(0), json!(false), json!(1.5)] {
         let call = call_with(json!({"plan_token": token}));
         assert!(!call.is_tokenless(), "{token}");
         assert_eq!(call.plan_token(), None, "{token}");

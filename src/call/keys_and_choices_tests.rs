@@ -152,20 +152,58 @@ fn finalize_plan_scope_is_case_sensitive() {
     }
 }
 
+/// Issue 18 §7: `null` where §1.4 needs a scalar, an array or a string field is an input error
+/// for every operation and key, never "absent" and never a token.
 #[test]
-fn null_values_count_as_absent() {
-    let call = parse(
-        "write_files",
-        json!({"project_id": null, "plan_token": null, "files": null}),
-    )
-    .unwrap();
-    assert_eq!(call.arguments["files"], Value::Null, "kept as sent");
-    assert!(parse("add_member", json!({"role": null})).is_ok());
-    // ...but an unknown key is refused even when null.
+fn i18_null_is_an_input_error_for_every_key_of_every_operation() {
+    for known in crate::call::operations::static_operations() {
+        let operation = known.name;
+        for key in known.schema.keys {
+            let error = parse(operation, json!({ key.name: null })).unwrap_err();
+            assert_eq!(
+                error.field,
+                format!("arguments.{}", key.name),
+                "{operation}"
+            );
+            assert!(
+                error.message.contains(&format!("`{}`", key.name)),
+                "{error:?}"
+            );
+        }
+    }
+    // An unknown key is refused as unknown, null or not.
     assert_eq!(
         field_of("add_member", json!({"rol": null})),
         "arguments.rol"
     );
+}
+
+#[test]
+fn i18_null_project_id_is_an_error_never_no_project() {
+    let error = parse("get_project", json!({"project_id": null})).unwrap_err();
+    assert_eq!(error.field, "arguments.project_id");
+    assert_eq!(error.message, "`project_id` must be a string, not null");
+    let copy = json!({"project_id": "p1", "plan_token": "t",
+                      "files": [{"src": "a", "dest": "b", "src_project_id": null}]});
+    let error = parse("copy_files", copy).unwrap_err();
+    assert_eq!(error.field, "arguments.files[0].src_project_id");
+}
+
+#[test]
+fn i18_null_plan_token_is_an_error_never_a_token() {
+    for operation in [
+        "write_files",
+        "delete_files",
+        "copy_files",
+        "create_support_js",
+    ] {
+        let error = parse(operation, json!({"project_id": "p1", "plan_token": null})).unwrap_err();
+        assert_eq!(error.field, "arguments.plan_token", "{operation}");
+        assert_eq!(
+            error.message,
+            "`plan_token` must be a string, boolean or number, not null"
+        );
+    }
 }
 
 #[test]

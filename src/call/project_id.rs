@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::error::{json_type_name, CallError};
 use crate::paths::{js_length, rejected_character, rejected_character_class, MAX_PATH_DISPLAY};
 
-/// Checks `project_id` (absent or `null` means "no project") and each copy source id.
+/// Checks `project_id` (absent means "no project"; `null` is an error) and each copy source id.
 pub(crate) fn check_project_ids(arguments: &Map<String, Value>) -> Result<(), CallError> {
     if let Some(value) = arguments.get("project_id") {
         check_project_id("arguments.project_id", "project_id", value)?;
@@ -32,7 +32,6 @@ pub(crate) fn check_project_ids(arguments: &Map<String, Value>) -> Result<(), Ca
 /// `JSON.stringify(id).length`), and free of the rejected path characters.
 fn check_project_id(field: &str, name: &str, value: &Value) -> Result<(), CallError> {
     let id = match value {
-        Value::Null => return Ok(()),
         Value::String(id) => id,
         other => {
             return Err(CallError::new(
@@ -91,7 +90,8 @@ mod tests {
             assert_eq!(error.field, "arguments.project_id", "{value}");
             assert!(error.message.contains("must be a string"), "{error:?}");
         }
-        assert!(check(json!({"project_id": null})).is_ok());
+        let error = check(json!({"project_id": null})).unwrap_err();
+        assert_eq!(error.message, "`project_id` must be a string, not null");
         assert!(check(json!({})).is_ok());
     }
 

@@ -11,6 +11,8 @@ use fields::{
     check_keys, optional_flag, optional_text, parse_count, parse_method, require_method_fields,
     write_source, PATH_MAX_CHARS, PATH_MIN_CHARS,
 };
+#[cfg(test)]
+pub(crate) use fields::{INPUT_KEYS, LEGACY_FORCE};
 
 /// The five Projects methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

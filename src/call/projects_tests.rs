@@ -274,3 +274,20 @@ fn projects_call_serializes() {
     assert_eq!(value["method"], json!("project_write"));
     assert_eq!(value["source"], json!({"Content": "c"}));
 }
+
+/// Issue 18 §7: `null` is never "absent" in the Projects input either (zod's optional fields
+/// accept a missing key, not `null`), whatever the method.
+#[test]
+fn i18_null_is_an_input_error_for_every_projects_field() {
+    for method in ProjectsMethod::ALL {
+        for &key in projects::INPUT_KEYS.iter().chain([&projects::LEGACY_FORCE]) {
+            if key == "method" {
+                continue;
+            }
+            let input = json!({"method": method.as_str(), "path": "a.md", "content": "x",
+                               "query": "q", key: null});
+            assert_eq!(field_of(input), key, "{} {key}", method.as_str());
+        }
+    }
+    assert_eq!(field_of(json!({"method": null})), "method");
+}

@@ -5,10 +5,10 @@
 
 use std::time::Instant;
 
-use super::sources::{self, PolicyArgs};
 use super::{EXIT_FAILED, EXIT_IO, EXIT_OK};
 use crate::analysis::analyze;
 use crate::authz::PolicySnapshot;
+use crate::sources::{self, PolicyArgs};
 
 pub fn run(args: &PolicyArgs, snapshot: &PolicySnapshot) -> u8 {
     let started = Instant::now();

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use super::sources::{self, PolicyArgs};
 use super::{EXIT_BAD_INPUT, EXIT_IO, EXIT_OK, EXIT_POLICIES};
 use crate::scenario::{self, Scenario, ScenarioOutcome};
+use crate::sources::{self, PolicyArgs};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {

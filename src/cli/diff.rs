@@ -15,7 +15,7 @@ use clap::Args;
 mod report;
 
 use super::replay::{default_jobs, logs, LoadedSets, ReportFormat};
-use super::sources::{self, PolicyArgs};
+use crate::sources::{self, PolicyArgs};
 use super::{EXIT_CHANGED, EXIT_IO, EXIT_OK, EXIT_POLICIES};
 use crate::analysis::diff::Sides;
 use crate::analysis::{diff, DiffReport, Finding};

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 
-use super::sources::{self, PolicyArgs};
+use crate::sources::{self, PolicyArgs};
 use super::{EXIT_CHANGED, EXIT_IO, EXIT_OK, EXIT_POLICIES};
 use crate::audit::replay::{replay, ReplaySets};
 use crate::authz::PolicySnapshot;

@@ -17,6 +17,9 @@ pub struct ServeArgs {
     /// Address to listen on (default 127.0.0.1:8080).
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
+    /// A second address that answers only `/healthz`, on connections of its own.
+    #[arg(long, value_name = "ADDR")]
+    pub health_listen: Option<String>,
     /// The claude.ai upstream; without it an in-process sandbox runs on a loopback port.
     #[arg(long, value_name = "URL")]
     pub upstream: Option<String>,
@@ -66,6 +69,7 @@ fn configuration(args: &ServeArgs) -> Result<Config, String> {
     let env = RawConfig::from_env(|name| std::env::var(name).ok());
     let flags = RawConfig {
         listen: args.listen.clone(),
+        health_listen: args.health_listen.clone(),
         upstream: args.upstream.clone(),
         policies: (!args.policies.is_empty()).then(|| args.policies.clone()),
         shadow_policies: (!args.shadow_policies.is_empty()).then(|| args.shadow_policies.clone()),
@@ -91,14 +95,14 @@ async fn serve(config: Config, watch_seconds: u64) -> u8 {
             return EXIT_FAILED;
         }
     };
-    let listener = match tokio::net::TcpListener::bind(config.listen).await {
-        Ok(listener) => listener,
-        Err(error) => {
-            eprintln!("askgate: cannot listen on {}: {error}", config.listen);
+    let listeners = match bind(&config) {
+        Ok(listeners) => listeners,
+        Err(message) => {
+            eprintln!("askgate: {message}");
             return EXIT_FAILED;
         }
     };
-    announce(&config, &booted);
+    announce(&config, &booted, &listeners);
     crate::server::reload::spawn_sighup(booted.state.clone());
     if watch_seconds > 0 {
         crate::server::reload::spawn_watcher(
@@ -106,7 +110,8 @@ async fn serve(config: Config, watch_seconds: u64) -> u8 {
             std::time::Duration::from_secs(watch_seconds),
         );
     }
-    let shutdown = async {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let shutdown = async move {
         let terminate = async {
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
                 Ok(mut signal) => {
@@ -120,8 +125,21 @@ async fn serve(config: Config, watch_seconds: u64) -> u8 {
             () = terminate => {}
         }
         eprintln!("askgate: shutting down");
+        let _ = stop.send(true);
     };
-    match crate::server::run_with(listener, booted.state, config.http, shutdown).await {
+    if let Some(health) = listeners.health {
+        let mut stopped = stopped.clone();
+        let state = booted.state.clone();
+        tokio::spawn(async move {
+            let until = async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            };
+            if let Err(error) = crate::server::run_health(health, state, config.http, until).await {
+                eprintln!("askgate: health listener error: {error}");
+            }
+        });
+    }
+    match crate::server::run_with(listeners.main, booted.state, config.http, shutdown).await {
         Ok(()) => EXIT_OK,
         Err(error) => {
             eprintln!("askgate: server error: {error}");
@@ -130,14 +148,43 @@ async fn serve(config: Config, watch_seconds: u64) -> u8 {
     }
 }
 
-fn announce(config: &Config, booted: &crate::server::boot::Booted) {
+/// The bound listeners: the main one and, with `health_listen`, the health listener.
+struct Listeners {
+    main: tokio::net::TcpListener,
+    health: Option<tokio::net::TcpListener>,
+}
+
+impl Listeners {
+    /// The address a listener is bound to (a port of 0 resolved to the one given).
+    fn address(listener: &tokio::net::TcpListener, asked: std::net::SocketAddr) -> String {
+        listener
+            .local_addr()
+            .map_or_else(|_| asked.to_string(), |address| address.to_string())
+    }
+}
+
+fn bind(config: &Config) -> Result<Listeners, String> {
+    let listen = |address: std::net::SocketAddr| {
+        crate::server::listen::bind(address)
+            .map_err(|error| format!("cannot listen on {address}: {error}"))
+    };
+    let main = listen(config.listen)?;
+    let health = config.health_listen.map(listen).transpose()?;
+    Ok(Listeners { main, health })
+}
+
+/// Says where the service listens (the bound addresses, so `--listen 127.0.0.1:0` says which
+/// port it got) and what it serves.
+fn announce(config: &Config, booted: &crate::server::boot::Booted, listeners: &Listeners) {
     let snapshot = booted.state.inner().snapshot.load();
-    println!("askgate listening on http://{}", config.listen);
-    println!(
-        "approval console: http://{}/console (sign in with an approver token)",
-        config.listen
-    );
-    println!("MCP for agents: http://{}/mcp", config.listen);
+    let listen = Listeners::address(&listeners.main, config.listen);
+    println!("askgate listening on http://{listen}");
+    println!("approval console: http://{listen}/console (sign in with an approver token)");
+    println!("MCP for agents: http://{listen}/mcp");
+    if let (Some(health), Some(asked)) = (&listeners.health, config.health_listen) {
+        let health = Listeners::address(health, asked);
+        println!("health checks: http://{health}/healthz (this address answers nothing else)");
+    }
     println!(
         "policies: {} ({} policies)",
         snapshot.hash(),

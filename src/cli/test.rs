@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::sources::{self, PolicyArgs};
 use super::{EXIT_FAILED, EXIT_IO, EXIT_OK, EXIT_POLICIES};
 use crate::scenario::suite::{collect, Suite};
+use crate::sources::{self, PolicyArgs};
 
 #[derive(Debug, Args)]
 pub struct TestArgs {

@@ -4,8 +4,8 @@
 
 use clap::Args;
 
-use super::sources::{self, PolicyArgs};
 use super::{EXIT_FAILED, EXIT_OK};
+use crate::sources::{self, PolicyArgs};
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {

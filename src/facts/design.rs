@@ -46,6 +46,7 @@ pub fn gather(
             .map(|id| id.sharing_scope.clone())
             .unwrap_or_default(),
         targets: targets.context,
+        plan_registrable: plan_registrable(call, &project_id),
         project_id: project_id.clone(),
     };
     let summary = summary(call, &project_id, targets.normalized);
@@ -136,6 +137,17 @@ fn plan(call: &DesignCall, state: DesignStores<'_>) -> PlanContext {
     }
 }
 
+/// Whether a finalize_plan's plan could be registered once approved (§3 `g0f`: not scope
+/// `project`, `znS` on the project, `jnS` on the raw writes and deletes); false for any other
+/// operation. The session
+/// half of registration is `session.may_record`.
+fn plan_registrable(call: &DesignCall, project_id: &str) -> bool {
+    let raw = |key: &str| -> Vec<String> { string_items(call, key).map(str::to_string).collect() };
+    call.operation == "finalize_plan"
+        && call.string_argument("scope") != Some("project")
+        && crate::paths::plan_registrable(project_id, &raw("writes"), &raw("deletes"))
+}
+
 fn grant(project_id: &str, state: DesignStores<'_>, observed: &DesignObservations) -> GrantContext {
     GrantContext {
         verified: !project_id.is_empty() && state.grants.is_verified(project_id),
@@ -154,19 +166,7 @@ fn identity(project_id: &str, observed: &DesignObservations) -> Option<ProjectId
 }
 
 fn summary(call: &DesignCall, project_id: &str, targets: Arc<[String]>) -> CallSummary {
-    let listed = |key: &str| -> Vec<String> {
-        call.arguments
-            .get(key)
-            .and_then(|value| value.as_array())
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|item| item.as_str())
-                    .map(normalize)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let listed = |key: &str| -> Vec<String> { string_items(call, key).map(normalize).collect() };
     let is_finalize = call.operation == "finalize_plan";
     CallSummary {
         tool: "ClaudeDesign".to_string(),
@@ -185,4 +185,14 @@ fn summary(call: &DesignCall, project_id: &str, targets: Arc<[String]>) -> CallS
         },
         writes: !call.hints.read_only,
     }
+}
+
+/// The string elements of the array argument `key` (none when it is absent or not an array).
+fn string_items<'a>(call: &'a DesignCall, key: &str) -> impl Iterator<Item = &'a str> {
+    call.arguments
+        .get(key)
+        .and_then(|value| value.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item.as_str())
 }

@@ -233,41 +233,135 @@ fn url_must_be_plain_https_to_the_project() {
     assert!(sanitize("a", "org", "https://x.claude.ai/p/0a1b-2c").is_ok());
 }
 
+/// The url the card shows for `url`, or the refusal.
+fn shown_url(url: &str) -> Result<String, String> {
+    sanitize("Deck", "org", url)
+        .map(|identity| identity.url)
+        .map_err(|rejection| rejection.to_string())
+}
+
+/// Issue 18 §7: each class a URL parser normalizes is judged on the parsed components (as the
+/// reference's `new URL`) and shown as the parser serializes it.
 #[test]
-fn urls_a_browser_would_rewrite_are_unparseable() {
-    let unparseable = [
-        "claude.ai/p/0a1b-2c",
-        "https:claude.ai/p/0a1b-2c",
-        "https:///p/0a1b-2c",
-        "https://claude.ai\\p/0a1b-2c",
-        "https://claudé.ai/p/0a1b-2c",
-        "https://a/p/x/../p/0a1b-2c",
-        "https://a/%2E%2e/p/0a1b-2c",
-        "https://[::1]/p/0a1b-2c",
-        "https://a:/p/0a1b-2c",
-        "https://a:123456/p/0a1b-2c",
-        "https://a..b/p/0a1b-2c",
-        "https://a_b/p/0a1b-2c",
-    ];
-    for url in unparseable {
-        assert!(url_error(url).contains("cannot be parsed"), "{url}");
+fn i18_identity_url_scheme_case_is_the_parsers() {
+    let shown = "https://claude.ai/design/p/0a1b-2c";
+    for url in [
+        "HTTPS://claude.ai/design/p/0a1b-2c",
+        "Https://claude.ai/design/p/0a1b-2c",
+        "hTTpS://Claude.AI/design/p/0a1b-2c",
+        // A special scheme's slashes are the parser's to supply or skip.
+        "HTTPS:claude.ai/design/p/0a1b-2c",
+        "https:/claude.ai/design/p/0a1b-2c",
+        "https:///claude.ai/design/p/0a1b-2c",
+    ] {
+        assert_eq!(shown_url(url).as_deref(), Ok(shown), "{url}");
+    }
+    for url in [
+        "HTTP://claude.ai/design/p/0a1b-2c",
+        "wss://claude.ai/design/p/0a1b-2c",
+        "javascript:alert(1)//p/0a1b-2c",
+    ] {
+        assert_eq!(shown_url(url), Err(format!("url `{url}` is not https")));
     }
 }
 
 #[test]
-fn identity_url_scheme_is_compared_case_insensitively() {
-    // A URL parser lower-cases the scheme (client-facts §5.3 checks `protocol === "https:"`).
+fn i18_identity_url_dot_segments_are_resolved_before_the_path_is_read() {
+    let shown = "https://claude.ai/design/p/0a1b-2c";
     for url in [
-        "HTTPS://claude.ai/design/p/0a1b-2c",
-        "Https://claude.ai/design/p/0a1b-2c",
-        "hTTpS://claude.ai/design/p/0a1b-2c",
+        "https://claude.ai/design/x/../p/0a1b-2c",
+        "https://claude.ai/./design/p/0a1b-2c",
+        "https://claude.ai/design/p/other/../0a1b-2c",
+        "https://claude.ai/design/x/%2e%2e/p/0a1b-2c",
+        "https://claude.ai/design/x/%2E%2e/p/0a1b-2c",
+        "https://claude.ai/design/x/.%2E/p/0a1b-2c",
+        "https://claude.ai/design/%2e/p/0a1b-2c",
     ] {
-        assert_eq!(sanitize("Deck", "org", url).unwrap().url, url);
+        assert_eq!(shown_url(url).as_deref(), Ok(shown), "{url}");
     }
-    for url in ["HTTP://claude.ai/p/0a1b-2c", "HTTPS:claude.ai/p/0a1b-2c"] {
-        assert!(sanitize("Deck", "org", url).is_err(), "{url}");
+    for url in [
+        "https://claude.ai/design/p/0a1b-2c/.",
+        "https://claude.ai/design/p/0a1b-2c/..",
+        "https://claude.ai/design/p/0a1b-2c/%2e",
+        "https://claude.ai/design/p/0a1b-2c/x/..",
+    ] {
+        assert!(
+            shown_url(url)
+                .unwrap_err()
+                .ends_with("does not end in `/p/0a1b-2c`"),
+            "{url}"
+        );
     }
-    assert!(url_error("HTTP://claude.ai/p/0a1b-2c").contains("https"));
+}
+
+#[test]
+fn i18_identity_url_percent_encoding_is_kept_in_the_path_and_decoded_in_the_host() {
+    for url in [
+        "https://claude.ai/design/p/%30a1b-2c",
+        "https://claude.ai/design/p/0a1b%2D2c",
+        "https://claude.ai/design%2Fp%2F0a1b-2c",
+        "https://claude.ai/design/p/0a1b-2c%23top",
+        "https://claude.ai/design/p/0a1b-2c%3F",
+    ] {
+        assert!(
+            shown_url(url)
+                .unwrap_err()
+                .ends_with("does not end in `/p/0a1b-2c`"),
+            "{url}"
+        );
+    }
+    assert_eq!(
+        shown_url("https://claude%2Eai/design/p/0a1b-2c").as_deref(),
+        Ok("https://claude.ai/design/p/0a1b-2c")
+    );
+    assert_eq!(
+        shown_url("https://claude.ai/dé/p/0a1b-2c").as_deref(),
+        Ok("https://claude.ai/d%C3%A9/p/0a1b-2c")
+    );
+    assert_eq!(
+        shown_url("https://claude%00.ai/design/p/0a1b-2c"),
+        Err("url `https://claude%00.ai/design/p/0a1b-2c` cannot be parsed: invalid international domain name".to_string())
+    );
+}
+
+#[test]
+fn i18_identity_url_shows_where_the_parser_leads() {
+    let cases = [
+        // Backslashes separate segments in a special URL.
+        (
+            "https://claude.ai\\design\\p\\0a1b-2c",
+            "https://claude.ai/design/p/0a1b-2c",
+        ),
+        // A look-alike host is shown in punycode, so it cannot pass for claude.ai.
+        (
+            "https://claudé.ai/design/p/0a1b-2c",
+            "https://xn--claud-fsa.ai/design/p/0a1b-2c",
+        ),
+        (
+            "https://claude.ai:443/design/p/0a1b-2c",
+            "https://claude.ai/design/p/0a1b-2c",
+        ),
+        (
+            "https://claude.ai:8443/design/p/0a1b-2c",
+            "https://claude.ai:8443/design/p/0a1b-2c",
+        ),
+        (
+            "https://@claude.ai/design/p/0a1b-2c",
+            "https://claude.ai/design/p/0a1b-2c",
+        ),
+        ("https://[::1]/p/0a1b-2c", "https://[::1]/p/0a1b-2c"),
+    ];
+    for (url, shown) in cases {
+        assert_eq!(shown_url(url).as_deref(), Ok(shown), "{url}");
+    }
+    for (url, reason) in [
+        ("claude.ai/p/0a1b-2c", "no scheme"),
+        ("https://claude.ai:123456/p/0a1b-2c", "invalid port"),
+        ("https://[::1/p/0a1b-2c", "invalid IPv6 address"),
+        ("https:///p/0a1b-2c", "does not end in"),
+    ] {
+        assert!(shown_url(url).unwrap_err().contains(reason), "{url}");
+    }
 }
 
 #[test]

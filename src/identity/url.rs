@@ -1,10 +1,11 @@
-//! identity::url: the hand-written checks on a project URL shown on the grant card
-//! (client-facts §5.3): https only, no userinfo, query or fragment, a path ending in
-//! `/p/<project_id>`, at most 200 characters, no invisible or quote-like characters.
+//! identity::url: the checks on a project URL shown on the grant card (client-facts §5.3), made
+//! on the URL's components as a WHATWG URL parser sees them (the `url` crate, as the reference's
+//! `new URL`): scheme `https:` (so `HTTPS:` is `https:`), no userinfo, query or fragment, a
+//! pathname — dot segments resolved (`%2e` included), percent-encoding kept — ending in
+//! `/p/<project_id>`; and on the raw text, at most 200 characters with no invisible or
+//! quote-like character. The card shows the parser's serialization, where the URL leads.
 
 use super::*;
-
-const HTTPS_PREFIX: &str = "https://";
 
 /// Why a url character is refused: whitespace, controls, tags, joiners or quotes.
 fn url_character_class(c: char) -> Option<&'static str> {
@@ -26,10 +27,8 @@ fn url_character_class(c: char) -> Option<&'static str> {
     }
 }
 
-/// Checks the url by hand, accepting only the plain shape `https://host[:port]/path`
-/// ending in `/p/<project_id>`; anything a WHATWG parser would rewrite (backslashes,
-/// dot segments, non-ASCII, a scheme without `//`) is refused rather than guessed at.
-pub(super) fn check_url(url: &str, project_id: &str) -> Result<(), IdentityRejection> {
+/// Checks `url` for the card of `project_id` and returns it as the parser serializes it.
+pub(super) fn check_url(url: &str, project_id: &str) -> Result<String, IdentityRejection> {
     let length = js_length(url);
     if length > MAX_URL {
         return Err(IdentityRejection::UrlTooLong { length });
@@ -40,77 +39,42 @@ pub(super) fn check_url(url: &str, project_id: &str) -> Result<(), IdentityRejec
     if let Some((character, class)) = forbidden {
         return Err(IdentityRejection::UrlForbiddenCharacter { character, class });
     }
-    let path = url_path(url)?;
-    let dot_segment = |segment: &str| segment == "." || segment == "..";
-    if path.split('/').any(dot_segment) || path.to_ascii_lowercase().contains("%2e") {
-        return Err(unparseable(url, "dot segments"));
+    let parsed = ::url::Url::parse(url).map_err(|error| IdentityRejection::UrlUnparseable {
+        url: url.to_owned(),
+        reason: parse_reason(error),
+    })?;
+    let refused = |rejection: fn(String) -> IdentityRejection| Err(rejection(url.to_owned()));
+    if parsed.scheme() != "https" {
+        return refused(|url| IdentityRejection::UrlNotHttps { url });
     }
-    if !path.ends_with(&format!("/p/{project_id}")) {
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return refused(|url| IdentityRejection::UrlHasUserinfo { url });
+    }
+    // An empty `?` or `#` is a component too: the card would show it.
+    if parsed.query().is_some() {
+        return refused(|url| IdentityRejection::UrlHasQuery { url });
+    }
+    if parsed.fragment().is_some() {
+        return refused(|url| IdentityRejection::UrlHasFragment { url });
+    }
+    if !parsed.path().ends_with(&format!("/p/{project_id}")) {
         let (url, project_id) = (url.to_owned(), project_id.to_owned());
         return Err(IdentityRejection::UrlWrongPath { url, project_id });
     }
-    Ok(())
+    Ok(parsed.into())
 }
 
-fn unparseable(url: &str, reason: &'static str) -> IdentityRejection {
-    IdentityRejection::UrlUnparseable {
-        url: url.to_owned(),
-        reason,
-    }
-}
-
-/// The path of `url` once the scheme and authority are checked; refuses a query or fragment.
-fn url_path(url: &str) -> Result<&str, IdentityRejection> {
-    let rest = match url.split_once(':') {
-        None => return Err(unparseable(url, "no scheme")),
-        Some((scheme, _)) if !scheme.eq_ignore_ascii_case("https") => {
-            return Err(IdentityRejection::UrlNotHttps {
-                url: url.to_owned(),
-            });
-        }
-        // A URL parser lower-cases the scheme (`HTTPS://` is `https:`), so the prefix is
-        // compared as URLs compare it: ASCII case-insensitively.
-        Some(_) => url
-            .get(..HTTPS_PREFIX.len())
-            .filter(|prefix| prefix.eq_ignore_ascii_case(HTTPS_PREFIX))
-            .and_then(|_| url.get(HTTPS_PREFIX.len()..))
-            .ok_or_else(|| unparseable(url, "scheme is not `https://`"))?,
-    };
-    if !url.is_ascii() || url.contains('\\') {
-        return Err(unparseable(url, "non-ascii characters or backslash"));
-    }
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, rest) = rest
-        .split_at_checked(authority_end)
-        .ok_or_else(|| unparseable(url, "authority"))?;
-    check_authority(url, authority)?;
-    match rest.find(['?', '#']).and_then(|index| rest.get(index..)) {
-        Some(tail) if tail.starts_with('?') => Err(IdentityRejection::UrlHasQuery {
-            url: url.to_owned(),
-        }),
-        Some(_) => Err(IdentityRejection::UrlHasFragment {
-            url: url.to_owned(),
-        }),
-        None => Ok(rest),
-    }
-}
-
-/// `host[:port]` with DNS-style labels only; userinfo is its own refusal.
-fn check_authority(url: &str, authority: &str) -> Result<(), IdentityRejection> {
-    if authority.contains('@') {
-        return Err(IdentityRejection::UrlHasUserinfo {
-            url: url.to_owned(),
-        });
-    }
-    let (host, port) = authority.rsplit_once(':').unwrap_or((authority, "443"));
-    let label = |label: &str| {
-        !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-    };
-    let port_digits =
-        !port.is_empty() && port.len() <= 5 && port.chars().all(|c| c.is_ascii_digit());
-    if host.split('.').all(label) && port_digits {
-        Ok(())
-    } else {
-        Err(unparseable(url, "host"))
+/// The parser's reason, in words.
+fn parse_reason(error: ::url::ParseError) -> &'static str {
+    use ::url::ParseError;
+    match error {
+        ParseError::EmptyHost => "empty host",
+        ParseError::IdnaError => "invalid international domain name",
+        ParseError::InvalidPort => "invalid port",
+        ParseError::InvalidIpv4Address => "invalid IPv4 address",
+        ParseError::InvalidIpv6Address => "invalid IPv6 address",
+        ParseError::InvalidDomainCharacter => "invalid domain character",
+        ParseError::RelativeUrlWithoutBase => "no scheme",
+        _ => "not a URL",
     }
 }

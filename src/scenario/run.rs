@@ -127,17 +127,19 @@ fn design_state(described: &ScenarioState) -> Result<DesignState, ScenarioError>
             },
         );
     }
-    for project in &described.verified_grants {
-        state.grant_verified(project);
-    }
-    for project in &described.grant_ineligible {
-        state.grant_not_eligible(project);
-    }
+    // The flags first: they drop verified marks, so a project the scenario lists as verified
+    // was verified after them (the human re-approved its card) and keeps both.
     if described.recard_all {
         state.grants.recard_all();
     }
     for project in &described.recard {
         state.grants.recard_flagged(project);
+    }
+    for project in &described.verified_grants {
+        state.grant_verified(project);
+    }
+    for project in &described.grant_ineligible {
+        state.grant_not_eligible(project);
     }
     Ok(state)
 }

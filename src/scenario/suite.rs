@@ -137,7 +137,7 @@ impl Suite {
     fn load(&self, files: &[String]) -> Result<PolicySnapshot, LoadError> {
         let mut sources = self.sources.clone();
         for file in files {
-            sources.push(crate::cli::sources::read_file(Path::new(file))?);
+            sources.push(crate::sources::read_file(Path::new(file))?);
         }
         PolicySnapshot::load(&self.schema, &sources)
     }

@@ -217,6 +217,8 @@ fn closed_view(
             operation: prepared.facts.summary.operation.clone(),
             project_id: None,
             targets: Vec::new(),
+            writes: Vec::new(),
+            deletes: Vec::new(),
             message: decision.reason.clone(),
             scope: "this call only".to_string(),
             also: Vec::new(),
@@ -251,14 +253,25 @@ fn refused_result(by: &str, note: Option<&str>) -> Value {
 pub const NOTE_CHARS: usize = 500;
 
 /// An approver's note as given: trimmed, empty as none, at most [`NOTE_CHARS`] characters and
-/// no control characters (it goes into the decision log as written).
+/// no control, bidi or invisible characters (it goes into the decision log as written, and a
+/// note that reads one way and says another would mislead whoever audits it).
 pub fn approval_note(text: Option<&str>) -> Result<Option<String>, ApiError> {
     let Some(text) = text.map(str::trim).filter(|text| !text.is_empty()) else {
         return Ok(None);
     };
-    if text.chars().count() > NOTE_CHARS || text.chars().any(char::is_control) {
-        return Err(ApiError::BadBody(format!(
-            "`note` must be at most {NOTE_CHARS} characters without control characters"
+    let chars = text.chars().count();
+    if chars > NOTE_CHARS {
+        return Err(ApiError::BadNote(format!(
+            "`note` is {chars} characters long: at most {NOTE_CHARS}"
+        )));
+    }
+    if let Some(hidden) = text
+        .chars()
+        .find(|c| super::console::shown::is_invisible(*c))
+    {
+        return Err(ApiError::BadNote(format!(
+            "`note` holds the invisible or control character U+{:04X}: use visible characters only",
+            u32::from(hidden)
         )));
     }
     Ok(Some(text.to_string()))

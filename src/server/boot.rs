@@ -15,13 +15,13 @@ use super::config::{Config, Upstream};
 use super::gateway::{AppState, Inner};
 use super::metrics::Metrics;
 use crate::authz::{LoadError, PolicySnapshot};
-use crate::cli::sources::{self, PolicyArgs};
 use crate::executor::credentials::Credentials;
 use crate::executor::design::{DesignClient, DesignConfig};
 use crate::executor::projects::{
     LocalPathRules, ProjectsConfig, ProjectsExecutor, ProjectsRoute, TokenSource,
 };
 use crate::sandbox::{Sandbox, SandboxConfig};
+use crate::sources::{self, PolicyArgs};
 
 /// The attached Project of the sandbox's seed state.
 pub const SANDBOX_PROJECT: &str = "11111111-1111-4111-8111-111111111111";

@@ -55,6 +55,8 @@ pub enum Upstream {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub listen: SocketAddr,
+    /// Where `/healthz` alone is served on its own connections, if anywhere (N6).
+    pub health_listen: Option<SocketAddr>,
     pub upstream: Upstream,
     pub policies: Vec<PathBuf>,
     pub baseline: Option<PathBuf>,
@@ -98,6 +100,7 @@ impl Config {
                     ),
                 )
             })?;
+        let health_listen = health_listen(raw.health_listen.as_deref(), listen)?;
         let upstream = match raw.upstream.as_deref() {
             None => Upstream::Sandbox,
             Some(url) => Upstream::Url(upstream_url(url)?),
@@ -163,6 +166,7 @@ impl Config {
             refuse_without_log,
             log_fsync,
             listen,
+            health_listen,
             upstream,
             policies: raw.policies.unwrap_or_default(),
             baseline: raw.baseline,
@@ -177,6 +181,29 @@ impl Config {
             config_file: raw.config_file,
         })
     }
+}
+
+/// The health listener's address: parsed like `listen`, and not the same socket address.
+fn health_listen(
+    text: Option<&str>,
+    listen: SocketAddr,
+) -> Result<Option<SocketAddr>, ConfigError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let address: SocketAddr = text.parse().map_err(|_| {
+        ConfigError::new(
+            "health_listen",
+            format!("`{text}` is not an address like 127.0.0.1:8081"),
+        )
+    })?;
+    if address == listen && address.port() != 0 {
+        return Err(ConfigError::new(
+            "health_listen",
+            format!("`{text}` is the `listen` address: give the health listener its own"),
+        ));
+    }
+    Ok(Some(address))
 }
 
 /// An http(s) URL without credentials (C12): a `user:password@` would be printed at startup

@@ -3,19 +3,23 @@
 //! and a strict Content-Security-Policy on every response. Approve and refuse go through the
 //! same `AppState::approve` / `refuse` as the API (re-decided, exactly-once follow-up).
 //!
-//! Map: `session` (cookie sessions and CSRF), `shown` (untrusted text made visible), `card`
-//! (one approval for a person), `pages` (the HTML).
+//! Map: `session` (cookie sessions and CSRF), `sign_in` (the sign-in page and form),
+//! `throttle` (failed sign-ins per address),
+//! `shown` (untrusted text made visible), `card` (one approval for a person), `decisions`
+//! (recent decisions from the log), `pages` (the HTML).
 
 pub mod card;
 pub mod decisions;
 pub mod pages;
 pub mod session;
 pub mod shown;
+mod sign_in;
+pub mod throttle;
 
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use axum::{Form, Router};
 use maud::Markup;
 use serde::Deserialize;
@@ -23,7 +27,7 @@ use serde::Deserialize;
 use super::caller::{Caller, Role};
 use super::error::ApiError;
 use super::AppState;
-use session::{same_token, set_cookie, ConsoleSession, COOKIE, SESSION_TTL, SIGN_IN_COOKIE};
+use session::{same_token, set_cookie, ConsoleSession, COOKIE};
 
 /// Scripts and styles only from the console's own assets; no inline code, no frames.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -31,7 +35,10 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/console", get(home))
-        .route("/console/sign-in", get(sign_in_page).post(sign_in))
+        .route(
+            "/console/sign-in",
+            get(sign_in::sign_in_page).post(sign_in::sign_in),
+        )
         .route("/console/sign-out", post(sign_out))
         .route("/console/history", get(history))
         .route("/console/decisions", get(recent_decisions))
@@ -41,6 +48,10 @@ pub fn router() -> Router<AppState> {
         .route("/console/approvals/{id}/refuse", post(refuse))
         .route("/console/assets/console.css", get(css))
         .route("/console/assets/console.js", get(script))
+        // Any other page under /console: a 404 that carries the headers like every page (a
+        // wildcard does not match the empty rest of `/console/`).
+        .route("/console/", any(not_found))
+        .route("/console/{*unknown}", any(not_found))
         .layer(axum::middleware::map_response(secure_headers))
 }
 
@@ -59,14 +70,11 @@ async fn secure_headers(mut response: Response) -> Response {
     response
 }
 
-#[derive(Debug, Deserialize)]
-struct SignInForm {
-    csrf: String,
-    token: String,
-}
-
+// A missing field is an empty one, so that a form without `csrf` is refused like a wrong
+// `csrf` (403), not as an unreadable form (422).
 #[derive(Debug, Deserialize)]
 struct CsrfForm {
+    #[serde(default)]
     csrf: String,
     /// The approver's optional note (approve and refuse).
     #[serde(default)]
@@ -119,57 +127,15 @@ fn pending_newest_first(
     views
 }
 
-async fn sign_in_page() -> Response {
-    let csrf = session::random_token();
-    let cookie = set_cookie(SIGN_IN_COOKIE, &csrf, time::Duration::minutes(30));
-    let mut response = page(StatusCode::OK, pages::sign_in(&csrf, None));
-    if let Ok(value) = HeaderValue::from_str(&cookie) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    response
-}
-
-async fn sign_in(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Form(form): Form<SignInForm>,
-) -> Response {
-    let expected = session::cookie(&headers, SIGN_IN_COOKIE).unwrap_or_default();
-    if !same_token(&form.csrf, &expected) {
-        return refused_sign_in(StatusCode::FORBIDDEN, "the sign-in form expired: try again");
-    }
-    let caller = match state.inner().callers.by_token(form.token.trim()) {
-        Some(caller) => caller,
-        None => return refused_sign_in(StatusCode::UNAUTHORIZED, "unknown token"),
-    };
-    if caller.role != Role::Approver {
-        return refused_sign_in(
-            StatusCode::FORBIDDEN,
-            "an agent token cannot sign in: only approvers decide",
-        );
-    }
-    let now = state.inner().clock.now();
-    let (token, _) = state.inner().console.signed_in(&caller.principal, now);
-    let mut response = Redirect::to("/console").into_response();
-    for cookie in [
-        set_cookie(COOKIE, &token, SESSION_TTL),
-        set_cookie(SIGN_IN_COOKIE, "", time::Duration::ZERO),
-    ] {
-        if let Ok(value) = HeaderValue::from_str(&cookie) {
-            response.headers_mut().append(header::SET_COOKIE, value);
-        }
-    }
-    response
-}
-
-fn refused_sign_in(status: StatusCode, problem: &str) -> Response {
-    let csrf = session::random_token();
-    let cookie = set_cookie(SIGN_IN_COOKIE, &csrf, time::Duration::minutes(30));
-    let mut response = page(status, pages::sign_in(&csrf, Some(problem)));
-    if let Ok(value) = HeaderValue::from_str(&cookie) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    response
+async fn not_found() -> Response {
+    page(
+        StatusCode::NOT_FOUND,
+        pages::message(
+            None,
+            "Not found",
+            "there is no console page at this address",
+        ),
+    )
 }
 
 async fn sign_out(

@@ -31,6 +31,12 @@ pub enum ApiError {
     /// A reserved (health-only) connection asked for anything but `/healthz`.
     #[error("too many connections: only /healthz is answered until some close")]
     Busy,
+    /// The health listener (`health_listen`) was asked for anything but `/healthz`.
+    #[error("this address answers only /healthz")]
+    HealthOnly,
+    /// An approver's note that cannot be logged as written; its field is `note`.
+    #[error("{0}")]
+    BadNote(String),
     #[error("no approval `{0}`")]
     UnknownApproval(String),
     #[error("approval `{id}` is already {status}")]
@@ -53,11 +59,12 @@ impl ApiError {
             | Self::BadBody(_)
             | Self::BadSession(_)
             | Self::DuplicateKey { .. }
-            | Self::BadQuery { .. } => StatusCode::BAD_REQUEST,
+            | Self::BadQuery { .. }
+            | Self::BadNote(_) => StatusCode::BAD_REQUEST,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
-            Self::UnknownApproval(_) => StatusCode::NOT_FOUND,
+            Self::UnknownApproval(_) | Self::HealthOnly => StatusCode::NOT_FOUND,
             Self::ApprovalClosed { .. } => StatusCode::CONFLICT,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::TooManyApprovals(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -71,6 +78,7 @@ impl ApiError {
             Self::DuplicateKey { path, .. } => Some(path.clone()),
             Self::BadSession(error) => Some(error.field().to_string()),
             Self::BadQuery { name, .. } => Some(format!("query.{name}")),
+            Self::BadNote(_) => Some("note".to_string()),
             _ => None,
         }
     }

@@ -301,8 +301,7 @@ impl AppState {
     /// says why) when it does not load.
     async fn reload_hook(&self, reloader: &super::reload::Reloader) -> Vec<String> {
         let args = reloader.live_args().clone();
-        let built =
-            tokio::task::spawn_blocking(move || crate::cli::sources::load_hook(&args)).await;
+        let built = tokio::task::spawn_blocking(move || crate::sources::load_hook(&args)).await;
         match built {
             Ok(Ok(snapshot)) => {
                 self.inner().hook_snapshot.store(Arc::new(snapshot));

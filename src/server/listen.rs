@@ -1,32 +1,52 @@
-//! server::listen: the accept loop under hostile load (F4, C10). It owns the connection cap
-//! and its `/healthz` reserve, the header-read deadline (hyper's timer) and the idle deadline
-//! of every connection, and the bounded drain on shutdown. It must not look at requests:
-//! routing, bodies and their deadline are the router's and `body`'s.
+//! server::listen: the accept loop under hostile load (F4, C10, N6). It owns the front door:
+//! the connection cap and its `/healthz` reserve (kept for peers that have completed a request
+//! head), the per-peer connection limit, the shorter head deadline while the server is near its
+//! cap, and the bounded drain on shutdown. It must not look at requests: routing, bodies and
+//! their deadline are the router's and `body`'s.
 //!
 //! HTTP/1.1 only: hyper's header-read timeout applies to HTTP/1, and the version sniffing of
 //! an auto (h1 + h2c) server would wait on a stalled first byte with no deadline at all.
+//!
+//! Map: `peers` (per-peer counts, known peers), `connection` (one connection and its
+//! watchdog), `exchange` (what its requests tell the watchdog), `tracked` (bytes moved).
+
+mod connection;
+mod exchange;
+mod peers;
+mod tracked;
 
 use std::future::Future;
-use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::net::{IpAddr, SocketAddr};
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::config::{HttpLimits, RESERVED_HEADER_READ_TIMEOUT};
+use connection::Settings;
+use peers::PeerTable;
 
 /// How long shutdown waits for in-flight connections before it lets them go.
 pub const DRAIN_DEADLINE: Duration = Duration::from_secs(30);
 /// Pause after a failed `accept` (e.g. out of file descriptors), so the loop does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// Refused connections are reported at most this often (a flood would flood the log).
+const REPORT_EVERY: Duration = Duration::from_secs(10);
+/// Connections the kernel queues for `accept` (capped by `net.core.somaxconn`). Past it the
+/// kernel drops new SYNs and a client waits a second for its retry: a peer reconnecting as
+/// fast as it is refused keeps up to one connection per socket it loops on in this queue, so
+/// the queue is kept well above the 1,024 that tokio's `bind` asks for (N6).
+pub const LISTEN_BACKLOG: u32 = 4_096;
+
+/// The address a request came from, in every request's extensions (the console's sign-in
+/// throttle reads it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer(pub IpAddr);
 
 /// The two services: the whole router, and the health-only one for reserved connections.
 pub struct Services {
@@ -34,12 +54,16 @@ pub struct Services {
     pub health: Router,
 }
 
-/// How one connection is served.
-#[derive(Clone, Copy)]
-struct Settings {
-    header_read_timeout: Duration,
-    idle_timeout: Duration,
-    keep_alive: bool,
+/// A listener on `address` with the [`LISTEN_BACKLOG`] (and `SO_REUSEADDR`, as tokio's
+/// `bind` sets it).
+pub fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = match address {
+        SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// Serves `services` on `listener` until `shutdown` resolves, then drains for at most
@@ -50,15 +74,15 @@ pub async fn serve(
     limits: HttpLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let normal = Arc::new(Semaphore::new(limits.max_connections));
-    let reserve = Arc::new(Semaphore::new(limits.reserved_connections));
+    let front = Arc::new(FrontDoor::new(limits));
     let (stop, stopping) = watch::channel(false);
+    let mut refusals = Refusals::default();
     let mut shutdown = pin!(shutdown);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
+                Ok(accepted) => accepted,
                 Err(error) => {
                     tracing::warn!(%error, "accept failed");
                     tokio::time::sleep(ACCEPT_BACKOFF).await;
@@ -66,51 +90,41 @@ pub async fn serve(
                 }
             },
         };
-        let _ = stream.set_nodelay(true);
-        let Some((permit, service, settings)) = admit(&normal, &reserve, &services, &limits) else {
-            drop(stream);
-            continue;
+        let peer = peer.ip().to_canonical();
+        let (slot, pool) = match front.admit(peer) {
+            Ok(admitted) => admitted,
+            Err(refusal) => {
+                refuse(stream);
+                refusals.count(refusal, &front.limits);
+                continue;
+            }
         };
-        tokio::spawn(connection(
-            stream,
-            service,
-            settings,
-            permit,
-            stopping.clone(),
+        let _ = stream.set_nodelay(true);
+        let (router, settings) = match pool {
+            Pool::Normal => (services.app.clone(), normal_settings(&limits)),
+            Pool::Reserved => (services.health.clone(), reserved_settings(&limits)),
+        };
+        let stopping = stopping.clone();
+        tokio::spawn(connection::serve(
+            stream, peer, router, settings, slot, stopping,
         ));
     }
     let _ = stop.send(true);
-    drain(
-        &normal,
-        limits.max_connections,
-        &reserve,
-        limits.reserved_connections,
-    )
-    .await;
+    front.drain().await;
     Ok(())
 }
 
-/// A permit, the service and the settings for a new connection, or `None` when both pools are
-/// full.
-// INVARIANT: a connection holds one permit of one pool for its whole life, so at most
-// `max_connections + reserved_connections` sockets are ever open; past both, a new connection
-// is closed at once instead of holding a descriptor.
-fn admit(
-    normal: &Arc<Semaphore>,
-    reserve: &Arc<Semaphore>,
-    services: &Services,
-    limits: &HttpLimits,
-) -> Option<(OwnedSemaphorePermit, Router, Settings)> {
-    if let Ok(permit) = Arc::clone(normal).try_acquire_owned() {
-        return Some((permit, services.app.clone(), normal_settings(limits)));
-    }
-    let permit = Arc::clone(reserve).try_acquire_owned().ok()?;
-    Some((permit, services.health.clone(), reserved_settings(limits)))
+/// Closes a refused connection at once, with a reset rather than a FIN: a peer that reconnects
+/// as fast as it is refused leaves no `TIME_WAIT` socket behind here.
+fn refuse(stream: TcpStream) {
+    let _ = stream.set_zero_linger();
+    drop(stream);
 }
 
 fn normal_settings(limits: &HttpLimits) -> Settings {
     Settings {
         header_read_timeout: limits.header_read_timeout,
+        busy_header_read_timeout: Some(limits.busy_header_read_timeout),
         idle_timeout: limits.idle_timeout,
         keep_alive: true,
     }
@@ -121,147 +135,173 @@ fn normal_settings(limits: &HttpLimits) -> Settings {
 fn reserved_settings(limits: &HttpLimits) -> Settings {
     Settings {
         header_read_timeout: limits.header_read_timeout.min(RESERVED_HEADER_READ_TIMEOUT),
+        busy_header_read_timeout: None,
         idle_timeout: limits.idle_timeout,
         keep_alive: false,
     }
 }
 
-/// Waits until every permit is back (every connection finished) or the deadline passes.
-async fn drain(normal: &Semaphore, normal_size: usize, reserve: &Semaphore, reserve_size: usize) {
-    let all = |size: usize| u32::try_from(size).unwrap_or(u32::MAX);
-    let finished = async {
-        let _normal = normal.acquire_many(all(normal_size)).await;
-        let _reserve = reserve.acquire_many(all(reserve_size)).await;
-    };
-    if tokio::time::timeout(DRAIN_DEADLINE, finished)
-        .await
-        .is_err()
-    {
-        tracing::warn!("shutdown: connections still open after the drain deadline");
-    }
+/// Which pool a connection was admitted to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pool {
+    Normal,
+    Reserved,
 }
 
-async fn connection(
-    stream: TcpStream,
-    service: Router,
-    settings: Settings,
-    _permit: OwnedSemaphorePermit,
-    mut stopping: watch::Receiver<bool>,
-) {
-    let activity = Activity::default();
-    let io = TokioIo::new(Tracked {
-        inner: stream,
-        activity: activity.clone(),
-    });
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(settings.header_read_timeout)
-        .keep_alive(settings.keep_alive);
-    let conn = builder.serve_connection(io, TowerToHyperService::new(service));
-    let mut conn = pin!(conn);
-    let mut draining = false;
-    loop {
-        let idle_deadline = activity.last() + settings.idle_timeout;
-        tokio::select! {
-            _ = conn.as_mut() => break,
-            () = tokio::time::sleep_until(idle_deadline) => {
-                if activity.last() + settings.idle_timeout <= Instant::now() {
-                    break; // dropping the connection closes the socket
-                }
-            }
-            changed = stopping.changed(), if !draining => {
-                draining = true;
-                if changed.is_ok() {
-                    conn.as_mut().graceful_shutdown();
-                }
-            }
-        }
-    }
+/// Why a connection was closed at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// Its peer holds `max_connections_per_peer` already.
+    PeerLimit,
+    /// The pool is full, and the reserve is full or not for this peer.
+    Full,
 }
 
-/// When a connection last moved a byte, shared between its stream and its watchdog.
-#[derive(Clone)]
-struct Activity {
-    start: Instant,
-    millis: Arc<AtomicU64>,
+/// The pools, the peers and how busy the front door is.
+struct FrontDoor {
+    limits: HttpLimits,
+    normal: Arc<Semaphore>,
+    reserve: Arc<Semaphore>,
+    peers: Arc<PeerTable>,
+    /// Near the cap: set at three quarters of `max_connections` in use, cleared below half
+    /// (apart, so that a pool hovering at the mark does not wake every connection each time).
+    busy: AtomicBool,
+    /// Wakes every connection's watchdog when `busy` is set.
+    became_busy: Notify,
 }
 
-impl Default for Activity {
-    fn default() -> Self {
+impl FrontDoor {
+    fn new(limits: HttpLimits) -> Self {
+        let open_bound = limits
+            .max_connections
+            .saturating_add(limits.reserved_connections);
         Self {
-            start: Instant::now(),
-            millis: Arc::new(AtomicU64::new(0)),
+            normal: Arc::new(Semaphore::new(limits.max_connections)),
+            reserve: Arc::new(Semaphore::new(limits.reserved_connections)),
+            peers: Arc::new(PeerTable::new(limits.max_connections_per_peer, open_bound)),
+            busy: AtomicBool::new(false),
+            became_busy: Notify::new(),
+            limits,
+        }
+    }
+
+    /// A slot in one of the pools for a new connection of `peer`.
+    // INVARIANT: a connection holds one permit of one pool and one count of its peer for its
+    // whole life (its `Slot`), so at most `max_connections + reserved_connections` sockets are
+    // open and at most `max_connections_per_peer` per peer; past them, a new connection is
+    // closed at once instead of holding a descriptor.
+    fn admit(self: &Arc<Self>, peer: IpAddr) -> Result<(Slot, Pool), Refusal> {
+        let now = Instant::now();
+        if !self.peers.opened(peer, now) {
+            return Err(Refusal::PeerLimit);
+        }
+        let slot = |permit| Slot {
+            front: Arc::clone(self),
+            peer,
+            permit: Some(permit),
+        };
+        if let Ok(permit) = Arc::clone(&self.normal).try_acquire_owned() {
+            self.refresh();
+            return Ok((slot(permit), Pool::Normal));
+        }
+        // The reserve is for a peer that has shown it speaks HTTP, not for whoever connects.
+        let reserved = match self.peers.known(peer, now) {
+            true => Arc::clone(&self.reserve).try_acquire_owned().ok(),
+            false => None,
+        };
+        match reserved {
+            Some(permit) => Ok((slot(permit), Pool::Reserved)),
+            None => {
+                self.peers.closed(peer, now);
+                Err(Refusal::Full)
+            }
+        }
+    }
+
+    fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::Acquire)
+    }
+
+    /// Sets or clears `busy` from the pool's use, waking the watchdogs when it is set.
+    fn refresh(&self) {
+        let max = self.limits.max_connections;
+        let in_use = max.saturating_sub(self.normal.available_permits());
+        let busy = if self.is_busy() {
+            in_use.saturating_mul(2) >= max
+        } else {
+            in_use.saturating_mul(4) >= max.saturating_mul(3)
+        };
+        let was = self.busy.swap(busy, Ordering::AcqRel);
+        if busy && !was {
+            self.became_busy.notify_waiters();
+        }
+    }
+
+    /// Waits until every permit is back (every connection finished) or the deadline passes.
+    async fn drain(&self) {
+        let all = |size: usize| u32::try_from(size).unwrap_or(u32::MAX);
+        let finished = async {
+            let _normal = self
+                .normal
+                .acquire_many(all(self.limits.max_connections))
+                .await;
+            let _reserve = self
+                .reserve
+                .acquire_many(all(self.limits.reserved_connections))
+                .await;
+        };
+        if tokio::time::timeout(DRAIN_DEADLINE, finished)
+            .await
+            .is_err()
+        {
+            tracing::warn!("shutdown: connections still open after the drain deadline");
         }
     }
 }
 
-impl Activity {
-    fn touch(&self) {
-        let elapsed = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.millis.store(elapsed, Ordering::Relaxed);
-    }
+/// A connection's place at the front door; dropping it gives the place back.
+struct Slot {
+    front: Arc<FrontDoor>,
+    peer: IpAddr,
+    permit: Option<OwnedSemaphorePermit>,
+}
 
-    fn last(&self) -> Instant {
-        self.start + Duration::from_millis(self.millis.load(Ordering::Relaxed))
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.front.peers.closed(self.peer, Instant::now());
+        drop(self.permit.take());
+        self.front.refresh();
     }
 }
 
-/// A stream that records progress in either direction.
-struct Tracked {
-    inner: TcpStream,
-    activity: Activity,
+/// Connections refused since the last report.
+#[derive(Debug, Default)]
+struct Refusals {
+    peer_limit: u64,
+    full: u64,
+    reported: Option<Instant>,
 }
 
-impl AsyncRead for Tracked {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            self.activity.touch();
+impl Refusals {
+    fn count(&mut self, refusal: Refusal, limits: &HttpLimits) {
+        match refusal {
+            Refusal::PeerLimit => self.peer_limit += 1,
+            Refusal::Full => self.full += 1,
         }
-        polled
-    }
-}
-
-impl AsyncWrite for Tracked {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
-        if matches!(polled, Poll::Ready(Ok(written)) if written > 0) {
-            self.activity.touch();
+        let now = Instant::now();
+        if self.reported.is_some_and(|at| now < at + REPORT_EVERY) {
+            return;
         }
-        polled
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
-        if matches!(polled, Poll::Ready(Ok(written)) if written > 0) {
-            self.activity.touch();
-        }
-        polled
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
+        tracing::warn!(
+            over_the_peer_limit = self.peer_limit,
+            past_the_cap = self.full,
+            max_connections_per_peer = limits.max_connections_per_peer,
+            max_connections = limits.max_connections,
+            "connections refused at the front door"
+        );
+        *self = Self {
+            reported: Some(now),
+            ..Self::default()
+        };
     }
 }

@@ -90,14 +90,17 @@ pub fn message(view: &ApprovalView, console_base: &str, now: time::OffsetDateTim
         .as_deref()
         .map(|project| format!(" on {}", visible_text(project)))
         .unwrap_or_default();
+    // The scope sentence travels with the kind: a "this call only" card says there what the
+    // approval will not keep (no plan for a subagent, Claude Design left unconnected).
     let text = format!(
-        "askgate: {} asks for approval: {} — {} {}{} ({}). {}",
+        "askgate: {} asks for approval: {} — {} {}{} ({}). Scope: {}. {}",
         visible_text(&view.requested_by),
         kind_label(view.card.kind()),
         visible_text(&summary.tool),
         visible_text(&summary.operation),
         project,
         time_left(view.expires_at, now),
+        visible_text(view.card.scope()),
         link
     );
     json!({"text": text, "console_url": link, "approval": view})

@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::authz::{LoadProblem, PolicySnapshot};
-use crate::cli::sources::listing::{policy_entries, PolicyEntry};
-use crate::cli::sources::{self, PolicyArgs};
+use crate::sources::listing::{policy_entries, PolicyEntry};
+use crate::sources::{self, PolicyArgs};
 
 /// What the last reload attempt did.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -117,7 +117,12 @@ impl Reloader {
                 status.policies = snapshot.len();
                 status.reloads += u64::from(changed);
                 status.last_error = None;
+                // The status is published under its lock with the swap, so a health read that
+                // sees the new set (it loads the set first) also sees the reload that made it.
+                let mut published = self.status.lock().unwrap_or_else(PoisonError::into_inner);
                 swap(snapshot);
+                *published = status.clone();
+                drop(published);
                 ReloadReport {
                     reloaded: changed,
                     snapshot: hash,

@@ -47,9 +47,11 @@ impl FollowUps<'_> {
     }
 
     /// Before the call goes upstream: an approved finalize_plan replaces the session's earlier
-    /// plans for the project even if it then fails (§3 `IBt`).
+    /// plans for the project even if it then fails (§3 `IBt`), whether its ask was a plan or,
+    /// where no plan can be kept, this call only.
     pub fn before_call(&self) {
-        if self.call.operation == "finalize_plan" && self.approved.plan {
+        let approved = self.approved.plan || self.approved.batch;
+        if self.call.operation == "finalize_plan" && approved {
             if let Some(project_id) = self.call.project_id() {
                 self.state.plan_finalize_started(self.session, project_id);
             }

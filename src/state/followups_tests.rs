@@ -124,7 +124,7 @@ fn tokenless_writes_observe_or_verify_the_grant() {
         ..Approved::default()
     };
     followups(&state, &write, approved, true).succeeded(None, false, NOW);
-    assert!(state.grants.is_verified(PROJECT) && !state.grants.needs_recard(PROJECT));
+    assert!(state.grants.is_verified(PROJECT) && state.grants.needs_recard(PROJECT));
 }
 
 #[test]

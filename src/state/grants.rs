@@ -1,20 +1,26 @@
 //! Durable per-project write grants as this process knows them (client-facts §5.1, §5.6):
 //! verified projects, grant-ineligible projects and the recard flags. It must not call the grant
 //! endpoints or decide whether a write may run; it only records what happened.
+//!
+//! A recard flag withdraws trust from the *server's* grant only (§5.1): a flagged project is
+//! not verified from a server answer, and its next tokenless write shows the identity card. A
+//! project the human then re-approves is verified and keeps its flag, as in the reference, so
+//! a verified grant allows (§8 6e) while the non-interactive rule (§8 6a), which names the
+//! flag, still refuses it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use dashmap::{DashMap, DashSet};
+use dashmap::DashSet;
 
 use crate::paths::project_key;
 
 /// Grant state; every method takes `&self` and is safe from many threads.
 ///
-/// Reads are lock-free. Changes hold `changes`, so a change touching two sets (verify and clear
-/// the recard flag; flag and unverify) is never interleaved with another change.
-// INVARIANT: once changes settle, no verified project needs recard: a verified mark would skip
-// the identity card that the recard flag exists to show again.
+/// Reads are lock-free. Changes hold `changes`, so a change touching two sets (flag and
+/// unverify) is never interleaved with another change.
+// INVARIANT: a project flagged for recard becomes verified only through `grant_recorded` (the
+// human approved its card after the flag was set); `server_grant_observed` never verifies it.
 #[derive(Debug, Default)]
 pub struct GrantStore {
     /// Raw project ids, compared exactly (`verifiedProjectGrants`).
@@ -23,11 +29,8 @@ pub struct GrantStore {
     ineligible: DashSet<String>,
     /// Project keys flagged one by one (`recardProjects`).
     recard: DashSet<String>,
-    /// How many times recard-all was set; 0 means never (`recardAllProjects`). An epoch rather
-    /// than a flag plus a cleared set, so a reader never sees the flag without the reset.
-    recard_all_epoch: AtomicU64,
-    /// Project key → the recard-all epoch in force when the user last re-approved its card.
-    reapproved: DashMap<String, u64>,
+    /// Consent was seeded false in this process (`recardAllProjects`): every project is flagged.
+    recard_all: AtomicBool,
     changes: Mutex<()>,
 }
 
@@ -42,35 +45,27 @@ impl GrantStore {
         self.ineligible.contains(&project_key(project_id))
     }
 
-    /// Whether the server's word on this project's grant must not be trusted until the user
-    /// re-approves the identity card: flagged, or recard-all set and not re-approved since.
+    /// Whether the project is flagged for recard (one by one, or by recard-all): the server's
+    /// word on its grant is not trusted, and a non-interactive session may not write under it.
+    /// A verified project may be flagged too: the human re-approved its card after the flag.
     pub fn needs_recard(&self, project_id: &str) -> bool {
-        let key = project_key(project_id);
-        if self.recard.contains(&key) {
-            return true;
-        }
-        let epoch = self.recard_all_epoch.load(Ordering::SeqCst);
-        epoch != 0 && self.reapproved.get(&key).map(|entry| *entry.value()) != Some(epoch)
+        self.recard_all_flagged() || self.recard.contains(&project_key(project_id))
     }
 
-    /// Whether consent was ever seeded false in this process, so every project needs its card.
+    /// Whether consent was ever seeded false in this process, so every project is flagged.
     pub fn recard_all_flagged(&self) -> bool {
-        self.recard_all_epoch.load(Ordering::SeqCst) != 0
+        self.recard_all.load(Ordering::SeqCst)
     }
 
     /// `POST /v1/design/grants` returned 2xx after the user approved the card: the project is
-    /// verified and no longer needs recard.
+    /// verified. Its recard flag stays (the reference never clears one; §8 6a reads it).
     pub fn grant_recorded(&self, project_id: &str) {
         let _changes = self.changes_locked();
-        let key = project_key(project_id);
-        let epoch = self.recard_all_epoch.load(Ordering::SeqCst);
-        self.reapproved.insert(key.clone(), epoch);
-        self.recard.remove(&key);
         self.verified.insert(project_id.to_owned());
     }
 
     /// The server's GET says granted (§8 6e). Marks the project verified and returns true, unless
-    /// it needs recard: then nothing changes and it returns false.
+    /// it is flagged for recard: then nothing changes and it returns false.
     pub fn server_grant_observed(&self, project_id: &str) -> bool {
         let _changes = self.changes_locked();
         if self.needs_recard(project_id) {
@@ -111,9 +106,7 @@ impl GrantStore {
     /// in the same step.
     pub fn recard_all(&self) {
         let _changes = self.changes_locked();
-        // Bumped first: from here on no earlier re-approval counts.
-        self.recard_all_epoch.fetch_add(1, Ordering::SeqCst);
-        self.reapproved.clear();
+        self.recard_all.store(true, Ordering::SeqCst);
         self.verified.clear();
     }
 

@@ -56,13 +56,18 @@ fn recard_flag_is_by_key_and_drops_every_spelling_of_the_verified_mark() {
 }
 
 #[test]
-fn re_approving_the_card_clears_the_recard_flag() {
+fn re_approving_the_card_verifies_and_keeps_the_recard_flag() {
     let grants = GrantStore::default();
     grants.recard_flagged(PROJECT);
     grants.grant_recorded(BRACED);
-    assert!(!grants.needs_recard(PROJECT));
-    assert!(grants.recard_projects().is_empty());
-    assert!(grants.server_grant_observed(PROJECT));
+    assert!(grants.is_verified(BRACED));
+    assert!(
+        grants.needs_recard(PROJECT),
+        "only the server's word is distrusted"
+    );
+    assert_eq!(grants.recard_projects(), vec![PROJECT_KEY.to_owned()]);
+    assert!(!grants.server_grant_observed(PROJECT));
+    assert!(!grants.is_verified(PROJECT));
 }
 
 #[test]
@@ -76,23 +81,18 @@ fn recard_all_then_re_approving_one_project() {
     assert!(grants.needs_recard("a") && grants.needs_recard("b") && grants.needs_recard("new"));
     assert!(!grants.server_grant_observed("a"));
 
-    grants.grant_recorded("A");
-    assert!(!grants.needs_recard("a"), "same key as the re-approved `A`");
-    assert!(grants.needs_recard("b"));
-    assert!(grants.server_grant_observed("a"));
-    assert!(!grants.server_grant_observed("b"));
-    assert_eq!(
-        grants.verified_projects(),
-        vec!["A".to_owned(), "a".to_owned()]
-    );
+    grants.grant_recorded("a");
+    assert!(grants.is_verified("a"), "the human's approval verifies it");
     assert!(
-        grants.recard_all_flagged(),
-        "recard-all stays set for projects not re-approved"
+        grants.needs_recard("a"),
+        "recard-all stays set (§8 6a reads it)"
     );
+    assert!(!grants.server_grant_observed("b"));
+    assert_eq!(grants.verified_projects(), vec!["a".to_owned()]);
 }
 
 #[test]
-fn a_second_recard_all_cancels_earlier_re_approvals() {
+fn a_second_recard_all_drops_earlier_re_approvals() {
     let grants = GrantStore::default();
     grants.recard_all();
     grants.grant_recorded("a");
@@ -102,10 +102,12 @@ fn a_second_recard_all_cancels_earlier_re_approvals() {
 }
 
 #[test]
-fn re_approval_before_recard_all_does_not_count() {
+fn a_flag_after_a_re_approval_drops_the_verified_mark() {
     let grants = GrantStore::default();
+    grants.recard_flagged("a");
     grants.grant_recorded("a");
-    grants.recard_all();
+    grants.recard_flagged("A");
+    assert!(!grants.is_verified("a"));
     assert!(grants.needs_recard("a"));
 }
 

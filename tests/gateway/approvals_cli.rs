@@ -36,10 +36,12 @@ async fn list_prints_readable_cards_and_json_for_scripts() {
     let cards = approvals(&gateway, &["list"]).await;
     for expected in [
         id.as_str(),
-        "Plan: these paths for 15 minutes",
+        // A path with a rejected character can never be registered as a plan (§3 jnS), so
+        // the card is for this call only and says why (issue 23 §2).
+        "This call only",
         "min",
         "left",
-        "scope:    writes and deletes to exactly these paths",
+        "scope:    this call only; no plan is kept (the plan can't be registered: a path has the rejected character U+202E)",
         "writes:   site/a.html",
         "site/\\u202eb.html",
         "deletes:  old.css",
@@ -48,6 +50,7 @@ async fn list_prints_readable_cards_and_json_for_scripts() {
         assert!(cards.contains(expected), "{expected} in {cards}");
     }
     assert!(!cards.contains('\u{202e}'), "{cards}");
+    assert!(!cards.contains("15 minutes"), "{cards}");
     let json: Value =
         serde_json::from_str(&approvals(&gateway, &["list", "--json"]).await).unwrap();
     assert_eq!(json["approvals"][0]["id"], json!(id));

@@ -129,7 +129,9 @@ async fn subagents_and_non_interactive_sessions_never_mint_consent_or_grants() {
             json!({"project_id": "p1", "path": "index.html"}),
         )
         .await;
-    assert_eq!(asked.card_kind(), "consent", "{}", asked.body);
+    // A subagent records nothing: the ask is for this call only (issue 23 §2).
+    assert_eq!(asked.card_kind(), "batch", "{}", asked.body);
+    assert_policy(&asked, "consent.this-call-asks");
     let result = gateway.failed_result(&asked).await;
     // The call ran (the sandbox saw it) but consent was not minted, so the server refused it.
     let stats = gateway.stats().await;

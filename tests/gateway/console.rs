@@ -6,20 +6,20 @@ use serde_json::json;
 use super::harness::{main_session, write_args, Gateway, AGENT, APPROVER};
 
 /// A person's browser without JavaScript: cookies by hand, no redirects followed.
-struct Browser<'a> {
+pub(super) struct Browser<'a> {
     gateway: &'a Gateway,
     http: reqwest::Client,
-    cookies: Vec<(String, String)>,
+    pub(super) cookies: Vec<(String, String)>,
 }
 
-struct Page {
-    status: u16,
-    headers: reqwest::header::HeaderMap,
-    body: String,
+pub(super) struct Page {
+    pub(super) status: u16,
+    pub(super) headers: reqwest::header::HeaderMap,
+    pub(super) body: String,
 }
 
 impl Page {
-    fn location(&self) -> &str {
+    pub(super) fn location(&self) -> &str {
         self.headers
             .get("location")
             .and_then(|value| value.to_str().ok())
@@ -27,7 +27,7 @@ impl Page {
     }
 
     /// The value of the first hidden `csrf` field.
-    fn csrf(&self) -> String {
+    pub(super) fn csrf(&self) -> String {
         let marker = "name=\"csrf\" value=\"";
         let start = self.body.find(marker).expect("a csrf field") + marker.len();
         let end = self.body[start..].find('"').expect("end of the csrf value");
@@ -36,9 +36,16 @@ impl Page {
 }
 
 impl<'a> Browser<'a> {
-    fn new(gateway: &'a Gateway) -> Self {
+    pub(super) fn new(gateway: &'a Gateway) -> Self {
+        Self::from_address(gateway, std::net::Ipv4Addr::LOCALHOST.into())
+    }
+
+    /// A browser whose connections come from `address` (another loopback address is another
+    /// peer to the service).
+    pub(super) fn from_address(gateway: &'a Gateway, address: std::net::IpAddr) -> Self {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .local_address(address)
             .build()
             .unwrap();
         Self {
@@ -48,12 +55,12 @@ impl<'a> Browser<'a> {
         }
     }
 
-    async fn get(&mut self, path: &str) -> Page {
+    pub(super) async fn get(&mut self, path: &str) -> Page {
         let request = self.http.get(format!("{}{path}", self.gateway.url));
         self.send(request).await
     }
 
-    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
+    pub(super) async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
         let request = self
             .http
             .post(format!("{}{path}", self.gateway.url))
@@ -90,7 +97,7 @@ impl<'a> Browser<'a> {
         }
     }
 
-    async fn sign_in(&mut self, token: &str) -> Page {
+    pub(super) async fn sign_in(&mut self, token: &str) -> Page {
         let form = self.get("/console/sign-in").await;
         let csrf = form.csrf();
         self.post("/console/sign-in", &[("csrf", &csrf), ("token", token)])
@@ -98,7 +105,7 @@ impl<'a> Browser<'a> {
     }
 }
 
-async fn ask_for_a_delete(gateway: &Gateway, paths: &[&str]) -> String {
+pub(super) async fn ask_for_a_delete(gateway: &Gateway, paths: &[&str]) -> String {
     gateway.record_consent().await;
     let asked = gateway
         .design(

@@ -5,8 +5,7 @@ use serde_json::{json, Value};
 use time::Duration;
 
 use super::harness::{
-    approved_plan, assert_policy, covered_write_args, main_session, subagent_session, write_args,
-    Gateway,
+    approved_plan, assert_policy, covered_write_args, main_session, write_args, Gateway,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,21 +43,6 @@ async fn approved_plan_covers_its_writes_without_asking_until_fifteen_minutes_pa
     assert_eq!(expired.status, 202, "{}", expired.body);
     assert_policy(&expired, "plans.uncovered-asks");
     assert_eq!(gateway.tool_calls("write_files").await, 1);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_subagents_approved_finalize_plan_registers_nothing() {
-    let gateway = Gateway::start().await;
-    gateway.record_consent().await;
-    let token = approved_plan(&gateway, &subagent_session("s-mixed"), &["index.html"]).await;
-    // Same session id, now as the main agent: an unregistered token still asks.
-    let write = covered_write_args("p1", &token, &["index.html"]);
-    let asked = gateway
-        .design(&main_session("s-mixed"), "write_files", write)
-        .await;
-    assert_eq!(asked.status, 202, "{}", asked.body);
-    assert_policy(&asked, "plans.uncovered-asks");
-    assert_eq!(gateway.tool_calls("write_files").await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,12 +13,12 @@ use serde_json::{json, Value};
 use super::harness::{main_session, Gateway};
 
 /// A receiver that answers 500 to its first `failures` requests, then 200, keeping every body.
-struct Receiver {
-    url: String,
-    bodies: Arc<Mutex<Vec<Value>>>,
+pub(super) struct Receiver {
+    pub(super) url: String,
+    pub(super) bodies: Arc<Mutex<Vec<Value>>>,
 }
 
-async fn receiver(failures: usize) -> Receiver {
+pub(super) async fn receiver(failures: usize) -> Receiver {
     let bodies: Arc<Mutex<Vec<Value>>> = Arc::default();
     let kept = Arc::clone(&bodies);
     let router = Router::new().route(

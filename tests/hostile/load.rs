@@ -1,6 +1,7 @@
 //! The service under hostile load over real loopback TCP (F4, C10, C1): stalled heads and
 //! bodies are closed after their deadlines, a flood past the connection cap leaves `/healthz`
-//! answering from the reserve, and oversized bodies get the documented JSON 413.
+//! answering from the reserve, and oversized bodies get the documented JSON 413. The
+//! reconnecting slowloris of N6 is `front_door`'s.
 
 use std::time::{Duration, Instant};
 
@@ -9,13 +10,16 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use super::front_door::{
+    client_from, eight_connections, healthz_status, partial_head, ATTACKER, CLIENT,
+};
 use crate::gateway::harness::{main_session, Gateway, AGENT};
 
-async fn gateway_with(limits: RawHttpLimits) -> Gateway {
+pub(super) async fn gateway_with(limits: RawHttpLimits) -> Gateway {
     Gateway::start_with(|raw| raw.http = Some(limits)).await
 }
 
-fn address(gateway: &Gateway) -> String {
+pub(super) fn address(gateway: &Gateway) -> String {
     gateway.url.trim_start_matches("http://").to_string()
 }
 
@@ -99,69 +103,38 @@ async fn c10_stalled_body_is_closed_after_its_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f4_slowloris_past_the_cap_leaves_healthz_answering() {
-    let gateway = gateway_with(RawHttpLimits {
-        max_connections: Some(8),
-        reserved_connections: Some(4),
-        header_read_timeout_ms: Some(30_000),
-        ..RawHttpLimits::default()
-    })
-    .await;
-    // 40 connections each send part of a head and stall: 8 take the normal pool, 4 the
-    // reserve (whose head deadline is 1 s), and the rest are closed at once.
+    let gateway = gateway_with(eight_connections(4, 30_000)).await;
+    // The health checker has been answered before: the reserve is kept for such peers (N6).
+    let checker = client_from(CLIENT);
+    let url = format!("{}/healthz", gateway.url);
+    let within = Duration::from_millis(500);
+    assert_eq!(healthz_status(&checker, &url, within).await, Some(200));
+    // 40 connections from another peer each send part of a head and stall: 8 take the
+    // normal pool and the rest are closed at once (that peer never completed a head).
+    let target = address(&gateway).parse().unwrap();
     let mut stalled = Vec::new();
     for _ in 0..40 {
-        let mut stream = TcpStream::connect(address(&gateway)).await.unwrap();
-        let _ = stream
-            .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-            .await;
-        stalled.push(stream);
+        stalled.extend(partial_head(target, ATTACKER).await);
     }
     let started = Instant::now();
-    let health = loop {
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(0)
-            .build()
-            .unwrap();
-        let reply = client
-            .get(format!("{}/healthz", gateway.url))
-            .timeout(Duration::from_millis(500))
-            .send()
-            .await;
-        if let Ok(reply) = reply {
-            break reply;
-        }
+    while healthz_status(&checker, &url, within).await != Some(200) {
         assert!(
             started.elapsed() < Duration::from_secs(5),
             "/healthz never answered under the flood"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    assert_eq!(health.status(), 200);
-    assert!(started.elapsed() < Duration::from_secs(5));
+    }
     // The reserve answers nothing but /healthz while the normal pool is full.
-    let busy = loop {
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(0)
-            .build()
-            .unwrap();
-        let body = json!({"session": main_session("s"), "tool": "ClaudeDesign",
-                          "input": {"operation": "list"}});
-        let reply = client
-            .post(format!("{}/v1/authorize", gateway.url))
-            .bearer_auth(AGENT)
-            .json(&body)
-            .timeout(Duration::from_millis(500))
-            .send()
-            .await;
-        if let Ok(reply) = reply {
-            break reply;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(8),
-            "no reserve slot"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let body = json!({"session": main_session("s"), "tool": "ClaudeDesign",
+                      "input": {"operation": "list"}});
+    let busy = checker
+        .post(format!("{}/v1/authorize", gateway.url))
+        .bearer_auth(AGENT)
+        .json(&body)
+        .timeout(within)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(busy.status(), 503);
     let body: Value = busy.json().await.unwrap();
     assert_eq!(

@@ -220,16 +220,12 @@ impl Service {
     }
 }
 
-/// A loopback port that was free a moment ago.
-pub fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind port 0");
-    listener.local_addr().expect("address").port()
-}
-
 /// `askgate serve` as a child process; killed with SIGKILL when dropped.
 pub struct Binary {
     pub url: String,
     child: Child,
+    /// Where this run's stdout starts in `serve.out` (a restart appends to the same file).
+    out_from: u64,
 }
 
 impl Binary {
@@ -239,8 +235,10 @@ impl Binary {
     }
 
     /// Starts `serve` with `args` (after `--listen`) in `work` and waits for `/healthz`.
+    ///
+    /// It listens on port 0 and the URL is the one it announces (T1): a port found free here
+    /// and bound by the child later can be taken in between, by a client's ephemeral port.
     pub async fn start_with(args: &[&std::ffi::OsStr], work: &Path) -> Binary {
-        let port = free_port();
         let output = |name: &str| {
             std::fs::OpenOptions::new()
                 .create(true)
@@ -248,8 +246,9 @@ impl Binary {
                 .open(work.join(name))
                 .expect("output file")
         };
+        let out_from = std::fs::metadata(work.join("serve.out")).map_or(0, |meta| meta.len());
         let child = Command::new(env!("CARGO_BIN_EXE_askgate"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
             .current_dir(work)
             .stdin(Stdio::null())
@@ -257,12 +256,37 @@ impl Binary {
             .stderr(output("serve.err"))
             .spawn()
             .expect("askgate serve starts");
-        let binary = Binary {
-            url: format!("http://127.0.0.1:{port}"),
+        let mut binary = Binary {
+            url: String::new(),
             child,
+            out_from,
         };
+        binary.url = binary.announced("askgate listening on ", work).await;
         binary.wait_until_healthy(work).await;
         binary
+    }
+
+    /// The rest of the first line this run printed that starts with `prefix` (up to its first
+    /// space), waiting up to 15 s for it.
+    pub async fn announced(&mut self, prefix: &str, work: &Path) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            let printed = std::fs::read(work.join("serve.out")).unwrap_or_default();
+            let start = usize::try_from(self.out_from)
+                .unwrap_or(0)
+                .min(printed.len());
+            let text = String::from_utf8_lossy(&printed[start..]).into_owned();
+            let line = text.lines().find_map(|line| line.strip_prefix(prefix));
+            if let Some(rest) = line {
+                return rest.split(' ').next().unwrap_or(rest).to_string();
+            }
+            if let Some(status) = self.child.try_wait().expect("child status") {
+                let errors = std::fs::read_to_string(work.join("serve.err")).unwrap_or_default();
+                panic!("askgate serve exited ({status}) before printing `{prefix}`: {errors}");
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("askgate serve never printed `{prefix}`");
     }
 
     async fn wait_until_healthy(&self, work: &Path) {

@@ -228,6 +228,11 @@ fn targets(
                 arguments.insert("path".into(), json!(path));
             }
         }
+        // A plan that cannot be registered: one write more than a plan holds (§3 jnS).
+        "finalize_plan" if !design.plan_registrable && design.arguments.scope != "project" => {
+            let writes: Vec<String> = (0..21).map(|index| format!("page-{index}.html")).collect();
+            arguments.insert("writes".into(), json!(writes));
+        }
         _ => {}
     }
     Ok(())

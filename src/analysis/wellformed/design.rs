@@ -30,6 +30,10 @@ pub(super) fn condition(
             parts.push("context.design.has_project_id".to_string());
         }
     }
+    // `facts::design::plan_registrable`: only a finalize_plan's plan can be registered.
+    if action != "finalize_plan" {
+        parts.push("!context.design.plan_registrable".to_string());
+    }
     parts.extend(targets(action));
     parts.extend(state());
     let workspace = environment.resource == "DesignWorkspace";

@@ -17,6 +17,7 @@ const ADDED: &[(&[&str], Fill)] = &[
     (&["session", "may_record"], session_may_record),
     (&["projects", "detail_known"], projects_detail_known),
     (&["projects", "local_path_place"], projects_local_path_place),
+    (&["design", "plan_registrable"], design_plan_registrable),
 ];
 
 fn text<'a>(object: Option<&'a Value>, key: &str) -> &'a str {
@@ -73,6 +74,12 @@ fn projects_local_path_place(context: &Map<String, Value>) -> Value {
         _ => "none",
     };
     Value::String(place.to_string())
+}
+
+/// `design.plan_registrable`: before the fact existed every finalize_plan ask was a plan ask,
+/// as if its plan could be registered; no other operation has a plan.
+fn design_plan_registrable(context: &Map<String, Value>) -> Value {
+    Value::Bool(text(context.get("design"), "operation") == "finalize_plan")
 }
 
 /// Fills every fact of [`ADDED`] the context lacks (none of a present one is touched).

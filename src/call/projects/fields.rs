@@ -23,7 +23,7 @@ const COUNT_MAX: u8 = 15;
 const COUNT_DEFAULT: u8 = 5;
 
 /// The keys the schema declares, in documentation order (`force` is handled separately).
-const INPUT_KEYS: &[&str] = &[
+pub(crate) const INPUT_KEYS: &[&str] = &[
     "method",
     "path",
     "content",
@@ -34,7 +34,7 @@ const INPUT_KEYS: &[&str] = &[
 ];
 
 /// Legacy key that `coerceInput` drops when it is a boolean.
-const LEGACY_FORCE: &str = "force";
+pub(crate) const LEGACY_FORCE: &str = "force";
 
 /// Refuses unknown keys; a boolean `force` is the legacy flag and passes (it is dropped).
 pub(super) fn check_keys(object: &Map<String, Value>) -> Result<(), CallError> {

@@ -29,6 +29,7 @@ pub fn card_text(approval: &Value, now: OffsetDateTime) -> String {
             text(&approval["status"])
         ),
         format!("  scope:    {}", text(&card["scope"])),
+        format!("  message:  {}", text(&card["message"])),
         format!(
             "  call:     {} {}{}   agent: {}   session: {}",
             text(&summary["tool"]),
@@ -103,5 +104,30 @@ mod tests {
         assert!(!text.contains('\u{202e}'), "{text}");
         assert!(text.contains("deletes:  old.css"), "{text}");
         assert!(text.contains("finalize_plan on p1"), "{text}");
+    }
+
+    #[test]
+    fn a_subagents_finalize_plan_card_says_this_call_only_and_no_plan_is_kept() {
+        let approval = json!({
+            "id": "ap_2", "status": "pending", "requested_by": "agent-1", "session_id": "s1",
+            "expires_at": "2026-12-01T10:04:12Z",
+            "summary": {"tool": "ClaudeDesign", "operation": "finalize_plan", "project_id": "p1"},
+            "card": {"kind": "batch", "scope": "this call only; no plan is kept for a subagent",
+                     "message": "Design finalize_plan writes to claude.ai/design. Approving runs this finalize_plan once and keeps nothing.",
+                     "targets": [], "writes": ["a.html"], "deletes": ["old.css"]}
+        });
+        let text = card_text(&approval, datetime!(2026-12-01 10:00 UTC));
+        assert!(text.contains("This call only"), "{text}");
+        assert!(!text.contains("15 minutes"), "{text}");
+        assert!(
+            text.contains("scope:    this call only; no plan is kept for a subagent"),
+            "{text}"
+        );
+        assert!(
+            text.contains("message:  Design finalize_plan writes"),
+            "{text}"
+        );
+        assert!(text.contains("writes:   a.html"), "{text}");
+        assert!(text.contains("deletes:  old.css"), "{text}");
     }
 }

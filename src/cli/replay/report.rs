@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::audit::record::{PolicySetV1, Verdict};
 use crate::audit::replay::{Change, ReplayReport, ReplaySets};
-use crate::cli::sources::{self, PolicyArgs};
+use crate::sources::{self, PolicyArgs};
 
 pub fn print_json(
     report: &ReplayReport,

@@ -59,6 +59,8 @@ fn view(id: &str, caller: &str, now: OffsetDateTime) -> ApprovalView {
             operation: "write_files".into(),
             project_id: None,
             targets: Vec::new(),
+            writes: Vec::new(),
+            deletes: Vec::new(),
             message: "m".into(),
             scope: "this call only".into(),
             also: Vec::new(),

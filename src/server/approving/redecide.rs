@@ -84,6 +84,8 @@ mod tests {
             operation: "delete_files".into(),
             project_id: Some("p1".into()),
             targets: targets.iter().map(|t| t.to_string()).collect(),
+            writes: Vec::new(),
+            deletes: Vec::new(),
             message: "m".into(),
             scope: "this call only".into(),
             also,

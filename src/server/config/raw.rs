@@ -37,6 +37,8 @@ pub struct RawUpstreamCredentials {
 #[serde(deny_unknown_fields)]
 pub struct RawConfig {
     pub listen: Option<String>,
+    /// A second address that answers only `/healthz`, with its own connections (N6).
+    pub health_listen: Option<String>,
     pub upstream: Option<String>,
     pub policies: Option<Vec<PathBuf>>,
     pub baseline: Option<PathBuf>,
@@ -116,6 +118,7 @@ impl RawConfig {
     pub fn overridden_by(self, higher: Self) -> Self {
         Self {
             listen: higher.listen.or(self.listen),
+            health_listen: higher.health_listen.or(self.health_listen),
             upstream: higher.upstream.or(self.upstream),
             policies: higher.policies.or(self.policies),
             baseline: higher.baseline.or(self.baseline),

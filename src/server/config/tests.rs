@@ -95,3 +95,22 @@ fn c12_userinfo_in_the_upstream_is_refused_without_showing_it() {
         Upstream::Url("http://127.0.0.1:9".to_string())
     );
 }
+
+#[test]
+fn n6_the_health_listener_needs_an_address_of_its_own() {
+    let health = |address: &str| {
+        Config::validate(RawConfig {
+            listen: Some("127.0.0.1:8080".to_string()),
+            health_listen: Some(address.to_string()),
+            ..RawConfig::default()
+        })
+    };
+    assert_eq!(
+        health("127.0.0.1:8081").unwrap().health_listen,
+        Some("127.0.0.1:8081".parse().unwrap())
+    );
+    let same = health("127.0.0.1:8080").unwrap_err();
+    assert_eq!(same.field, "health_listen");
+    assert!(same.message.contains("is the `listen` address"), "{same}");
+    assert_eq!(health("nonsense").unwrap_err().field, "health_listen");
+}

@@ -47,8 +47,8 @@ pub fn card(view: &ApprovalView, now: OffsetDateTime) -> Markup {
                     span.left { (time_left(view.expires_at, now)) }
                 }
             }
-            p.scope { strong { "Scope: " } (shown_prose(scope(&view.card))) }
-            p.message { (shown_prose(message(&view.card))) }
+            p.scope { strong { "Scope: " } (shown_prose(view.card.scope())) }
+            p.message { (shown_prose(view.card.message())) }
             (details(&view.card))
             dl.who {
                 dt { "Agent" } dd { (shown(&view.requested_by)) }
@@ -62,24 +62,6 @@ pub fn card(view: &ApprovalView, now: OffsetDateTime) -> Markup {
                 @if let Some(why) = view.withdrawn_because() { dt { "Withdrawn" } dd { (shown_prose(why)) } }
             }
         }
-    }
-}
-
-fn scope(card: &Approval) -> &str {
-    match card {
-        Approval::Consent { scope, .. }
-        | Approval::Grant { scope, .. }
-        | Approval::Plan { scope, .. }
-        | Approval::Batch { scope, .. } => scope,
-    }
-}
-
-fn message(card: &Approval) -> &str {
-    match card {
-        Approval::Consent { message, .. }
-        | Approval::Grant { message, .. }
-        | Approval::Plan { message, .. }
-        | Approval::Batch { message, .. } => message,
     }
 }
 
@@ -111,6 +93,13 @@ fn details(card: &Approval) -> Markup {
             ..
         } => html! {
             p { "Project " code { (shown(project_id)) } }
+            (paths("Writes", writes))
+            (paths("Deletes", deletes))
+        },
+        // A finalize_plan names its plan's writes and deletes instead of targets.
+        Approval::Batch {
+            writes, deletes, ..
+        } if !(writes.is_empty() && deletes.is_empty()) => html! {
             (paths("Writes", writes))
             (paths("Deletes", deletes))
         },

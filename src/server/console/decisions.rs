@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use maud::{html, Markup};
 use serde::Deserialize;
 
-use super::shown::shown;
+use super::shown::{shown, shown_dump};
 use crate::audit::query::{tail, RecordFilter};
 use crate::audit::reader::read_file;
 use crate::audit::record::{DecisionRecord, Verdict};
@@ -133,7 +133,8 @@ fn one(record: &DecisionRecord, snapshot: &PolicySnapshot) -> Markup {
             }
             details {
                 summary { "Cedar requests (from the logged facts)" }
-                pre.result { (requests) }
+                // The dump quotes agent input (paths, ids): badged like every untrusted text.
+                pre.result { (shown_dump(&requests)) }
             }
         }
     }

@@ -30,6 +30,8 @@ pub struct ConsoleSession {
 #[derive(Debug, Default)]
 pub struct ConsoleSessions {
     by_token: Mutex<HashMap<String, ConsoleSession>>,
+    /// Who failed to sign in lately, and must wait before trying again.
+    pub sign_ins: super::throttle::SignInThrottle,
 }
 
 impl ConsoleSessions {

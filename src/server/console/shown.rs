@@ -8,14 +8,31 @@ use maud::{html, Markup};
 
 /// `text` as a person should see it.
 pub fn shown(text: &str) -> Markup {
-    render(pieces(text, true))
+    render(pieces(text, Style::Exact))
 }
 
 /// Prose that quotes untrusted text (a card's message, a reason): invisible characters become
 /// badges, but visible non-ASCII is left as written (typographic dashes and quotes); the
 /// untrusted parts are also shown on their own with [`shown`].
 pub fn shown_prose(text: &str) -> Markup {
-    render(pieces(text, false))
+    render(pieces(text, Style::Prose))
+}
+
+/// A multi-line dump (the Cedar requests of a logged decision, as pretty JSON): like [`shown`],
+/// but its line breaks stay line breaks.
+pub fn shown_dump(text: &str) -> Markup {
+    render(pieces(text, Style::Dump))
+}
+
+/// How much of a text is marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// Invisible characters as badges, other non-ASCII with its code point.
+    Exact,
+    /// Invisible characters as badges only.
+    Prose,
+    /// As `Exact`, with `\n` kept.
+    Dump,
 }
 
 fn render(pieces: Vec<Piece>) -> Markup {
@@ -37,7 +54,7 @@ fn render(pieces: Vec<Piece>) -> Markup {
 /// `text` for a terminal: invisible characters as `\u202e`-style escapes and other non-ASCII
 /// characters followed by their code point in brackets (`С[U+0421]`).
 pub fn visible_text(text: &str) -> String {
-    pieces(text, true)
+    pieces(text, Style::Exact)
         .into_iter()
         .map(|piece| match piece {
             Piece::Plain(plain) => plain,
@@ -61,11 +78,16 @@ enum Piece {
     NonAscii(char, String),
 }
 
-fn pieces(text: &str, mark_non_ascii: bool) -> Vec<Piece> {
+fn pieces(text: &str, style: Style) -> Vec<Piece> {
     let mut pieces = Vec::new();
     let mut plain = String::new();
     for character in text.chars() {
-        if is_plain(character) || (!mark_non_ascii && !is_invisible(character)) {
+        let kept = match style {
+            Style::Exact => false,
+            Style::Prose => !is_invisible(character),
+            Style::Dump => character == '\n',
+        };
+        if is_plain(character) || kept {
             plain.push(character);
             continue;
         }
@@ -96,8 +118,9 @@ fn is_plain(character: char) -> bool {
 /// Controls, non-ASCII whitespace, Unicode's Default_Ignorable_Code_Point set (bidi controls,
 /// zero-width characters, variation selectors, tags, fillers: the set the hardening pack reads,
 /// `paths::is_default_ignorable`) and the few other format characters outside it: characters
-/// that render as nothing or move other text.
-fn is_invisible(character: char) -> bool {
+/// that render as nothing or move other text. Approvers' notes refuse them
+/// (`approving::approval_note`).
+pub fn is_invisible(character: char) -> bool {
     const OTHER_FORMAT: &[(u32, u32)] = &[
         (0x0600, 0x0605),
         (0x06DD, 0x06DD),
@@ -152,6 +175,17 @@ mod tests {
         assert!(out.contains('\u{2014}'), "{out}");
         assert!(!out.contains("U+2014"), "{out}");
         assert!(out.contains("\\u202e"), "{out}");
+    }
+
+    #[test]
+    fn a_dump_keeps_its_lines_and_badges_the_rest() {
+        let out = shown_dump("{\n  \"path\": \"a\u{202e}b\u{421}\"\n}").into_string();
+        assert_eq!(out.matches('\n').count(), 2, "{out}");
+        assert!(
+            out.contains("\\u202e") && !out.contains('\u{202e}'),
+            "{out}"
+        );
+        assert!(out.contains("U+0421"), "{out}");
     }
 
     #[test]

@@ -1,0 +1,105 @@
+//! server::console::sign_in: signing in to the console — the sign-in page with its
+//! double-submit CSRF cookie, and the form's answer: a session cookie for an approver token,
+//! a refusal for anything else, and a wait for an address that failed too often (`throttle`).
+//! Agent tokens never sign in.
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
+use serde::Deserialize;
+
+use super::session::{self, same_token, set_cookie, COOKIE, SESSION_TTL, SIGN_IN_COOKIE};
+use super::{page, pages, throttle};
+use crate::server::caller::Role;
+use crate::server::listen::Peer;
+use crate::server::AppState;
+
+// As in `CsrfForm`: a missing field is an empty one (a form without `csrf` is a 403).
+#[derive(Debug, Deserialize)]
+pub(super) struct SignInForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    token: String,
+}
+
+pub(super) async fn sign_in_page() -> Response {
+    let csrf = session::random_token();
+    let cookie = set_cookie(SIGN_IN_COOKIE, &csrf, time::Duration::minutes(30));
+    let mut response = page(StatusCode::OK, pages::sign_in(&csrf, None));
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+pub(super) async fn sign_in(
+    State(state): State<AppState>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+    Form(form): Form<SignInForm>,
+) -> Response {
+    let peer = peer.map_or_else(throttle::unknown_peer, |Extension(Peer(peer))| peer);
+    let console = &state.inner().console;
+    let now = state.inner().clock.now();
+    // Checked before anything else, so that a waiting address learns nothing about a token.
+    if let Err(wait) = console.sign_ins.admit(peer, now) {
+        return throttled_sign_in(wait);
+    }
+    let expected = session::cookie(&headers, SIGN_IN_COOKIE).unwrap_or_default();
+    if !same_token(&form.csrf, &expected) {
+        return refused_sign_in(StatusCode::FORBIDDEN, "the sign-in form expired: try again");
+    }
+    let caller = match state.inner().callers.by_token(form.token.trim()) {
+        Some(caller) if caller.role == Role::Approver => caller,
+        Some(_) => {
+            console.sign_ins.failed(peer, now);
+            return refused_sign_in(
+                StatusCode::FORBIDDEN,
+                "an agent token cannot sign in: only approvers decide",
+            );
+        }
+        None => {
+            console.sign_ins.failed(peer, now);
+            return refused_sign_in(StatusCode::UNAUTHORIZED, "unknown token");
+        }
+    };
+    console.sign_ins.succeeded(peer);
+    let (token, _) = console.signed_in(&caller.principal, now);
+    let mut response = Redirect::to("/console").into_response();
+    for cookie in [
+        set_cookie(COOKIE, &token, SESSION_TTL),
+        set_cookie(SIGN_IN_COOKIE, "", time::Duration::ZERO),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+/// 429 with `Retry-After`, for an address that failed too often.
+fn throttled_sign_in(wait: time::Duration) -> Response {
+    let seconds = wait.whole_seconds().max(1);
+    let problem = format!(
+        "too many failed sign-ins from your address: try again in {seconds} s (after {} failures, one try per {} s)",
+        throttle::FREE_FAILURES,
+        throttle::LOCKOUT.whole_seconds()
+    );
+    let mut response = refused_sign_in(StatusCode::TOO_MANY_REQUESTS, &problem);
+    if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
+
+fn refused_sign_in(status: StatusCode, problem: &str) -> Response {
+    let csrf = session::random_token();
+    let cookie = set_cookie(SIGN_IN_COOKIE, &csrf, time::Duration::minutes(30));
+    let mut response = page(status, pages::sign_in(&csrf, Some(problem)));
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
