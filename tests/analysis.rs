@@ -152,7 +152,15 @@ fn assert_reproduces(
     let scenario = &finding["scenario"];
     let shown = (check(scenario, root, before), check(scenario, root, after));
     // The report labels an ask with its kind (`ask (batch)`); `check` gives the decision.
-    let outcome = |key: &str| finding[key].as_str().unwrap().split(' ').next().unwrap().to_string();
+    let outcome = |key: &str| {
+        finding[key]
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .to_string()
+    };
     assert_eq!(shown.0, outcome("check_before"));
     assert_eq!(shown.1, outcome("check_after"));
     shown
@@ -239,7 +247,10 @@ fn i13_rule_widening_only_under_bypass_is_newly_allowed() {
     let widened = findings(&report, "newly_allowed", "project_delete");
     assert!(!widened.is_empty(), "{report:#}");
     for finding in &widened {
-        assert_eq!(finding["request"]["context"]["session"]["mode"], "bypassPermissions");
+        assert_eq!(
+            finding["request"]["context"]["session"]["mode"],
+            "bypassPermissions"
+        );
     }
     let widened: Vec<&Value> = widened
         .into_iter()
@@ -279,7 +290,10 @@ fn i13_rule_widening_only_for_subagents_is_newly_allowed() {
     let widened = findings(&report, "newly_allowed", "project_delete");
     assert!(!widened.is_empty(), "{report:#}");
     for finding in &widened {
-        assert_eq!(finding["request"]["context"]["session"]["agent"], "subagent");
+        assert_eq!(
+            finding["request"]["context"]["session"]["agent"],
+            "subagent"
+        );
     }
     let widened: Vec<&Value> = widened
         .into_iter()
@@ -360,7 +374,8 @@ fn i13_diff_writes_scenario_files_and_adds_the_replay() {
         run.stdout
     );
     assert!(
-        run.stdout.contains("transitions (rows: BEFORE, columns: AFTER)"),
+        run.stdout
+            .contains("transitions (rows: BEFORE, columns: AFTER)"),
         "{}",
         run.stdout
     );
@@ -443,7 +458,8 @@ when { context.projects.n > 3 && context.projects.n < 2 };
 }
 
 #[test]
-fn i13_validate_analyze_on_the_baseline_finds_the_knowledge_budget_overflow_and_one_rule_no_call_reaches() {
+fn i13_validate_analyze_on_the_baseline_finds_the_knowledge_budget_overflow_and_one_rule_no_call_reaches(
+) {
     ensure_cvc5();
     let run = askgate(&["validate", "--analyze"]);
     // README "validate --analyze": the knowledge-budget sum can overflow for an upstream that

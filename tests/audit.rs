@@ -397,12 +397,21 @@ fn replay_on_the_same_policies_changes_nothing() {
         askgate(&["replay", logs.to_str().unwrap(), "--jobs", "3", "--stats"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let expected = format!(
-        "replayed {} records ({} decisions) against {}: 0 changed",
+        "replayed {} records ({} decisions): 0 changed",
         records.len() * 2,
         records.len(),
-        snapshot.hash()
     );
     assert!(stdout.starts_with(&expected), "{stdout}");
+    // R1: the header names the snapshots that wrote the log and the ones that decide it now.
+    assert!(
+        stdout.contains(&format!("replayed on: live {}", snapshot.hash())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("logged by:   live {}", snapshot.hash())),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("warning:"), "{stdout}");
     assert!(stderr.contains("records/s"), "{stderr}");
 }
 

@@ -15,12 +15,12 @@ use clap::Args;
 mod report;
 
 use super::replay::{default_jobs, logs, LoadedSets, ReportFormat};
-use crate::sources::{self, PolicyArgs};
 use super::{EXIT_CHANGED, EXIT_IO, EXIT_OK, EXIT_POLICIES};
 use crate::analysis::diff::Sides;
 use crate::analysis::{diff, DiffReport, Finding};
 use crate::audit::replay::compare;
 use crate::authz::PolicySnapshot;
+use crate::sources::{self, PolicyArgs};
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {

@@ -15,10 +15,10 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 
-use crate::sources::{self, PolicyArgs};
 use super::{EXIT_CHANGED, EXIT_IO, EXIT_OK, EXIT_POLICIES};
 use crate::audit::replay::{replay, ReplaySets};
 use crate::authz::PolicySnapshot;
+use crate::sources::{self, PolicyArgs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
