@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
+use crate::analysis::render::set;
 use crate::audit::record::{PolicySetV1, Verdict};
 use crate::audit::replay::{Change, ReplayReport, ReplaySets};
 use crate::sources::{self, PolicyArgs};
@@ -21,9 +22,10 @@ pub fn print_json(
         json!({ "changes": report.changes })
     } else {
         let mut value = json_body(report);
-        value["snapshot"] = json!(sets.live.hash());
-        value["replayed_on"] = json!({ "live": sets.live.hash(), "hook": sets.hook.hash() });
-        value["warnings"] = json!(warnings);
+        set(&mut value, "snapshot", json!(sets.live.hash()));
+        let replayed_on = json!({ "live": sets.live.hash(), "hook": sets.hook.hash() });
+        set(&mut value, "replayed_on", replayed_on);
+        set(&mut value, "warnings", json!(warnings));
         value
     };
     println!(
