@@ -6,6 +6,7 @@
 //! - [`paths`]: path normalization, per-target facts, enumeration, display budgets.
 //! - [`identity`]: sanitizing a project's server-verified identity for the grant card.
 //! - [`state`]: the session stores (consent, plans, grants) with one method per event.
+//! - [`store`]: where shared state lives: in this process, or PostgreSQL for a fleet.
 //! - [`facts`]: everything known about one call, gathered into a Cedar request context.
 //! - [`authz`]: policy snapshots and the pure, synchronous allow / ask / deny decision.
 //! - [`sources`]: where policies come from: the schema and policy files on disk (or the
@@ -33,3 +34,4 @@ pub mod scenario;
 pub mod server;
 pub mod sources;
 pub mod state;
+pub mod store;

@@ -10,10 +10,12 @@
 //! | `sessions` | plans per session, the session bound, idle eviction      | §3         |
 //! | `grants`   | verified, ineligible and recard-flagged projects         | §5.1, §5.6 |
 //! | `followups`| the state events an outcome or an approval implies       | §3–§5, §8  |
+//! | `events`   | those events as data, applied by the methods below       | SPEC §12   |
 //!
 //! Every store is `Send + Sync` and used through `&self`; methods are named for what happened.
 
 pub mod consent;
+pub mod events;
 pub mod followups;
 pub mod grants;
 pub mod plans;
@@ -21,6 +23,7 @@ pub mod session_key;
 pub mod sessions;
 
 pub use consent::{ConsentCache, ConsentState, FetchTicket};
+pub use events::{AccountEvent, PlanRegistration, PlansDropped};
 pub use grants::GrantStore;
 pub use plans::{ApprovedPlan, PlanApproval, PlanRefusal, PlanStore};
 pub use session_key::SessionKey;

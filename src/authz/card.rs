@@ -6,7 +6,7 @@
 
 mod kept;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ApprovalKind;
 use crate::facts::{CallFacts, CallSummary};
@@ -18,7 +18,7 @@ pub const CONSENT_PROMPT: &str = "Connect to Claude Design? Claude can read and 
 pub const PLAN_SCOPE_NOTE: &str = "Approving lets writes and deletes to exactly these paths run without another prompt for up to 15 minutes; anything else still asks.";
 pub const PLAN_TTL_SECONDS: u32 = 900;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Approval {
     Consent {
@@ -57,9 +57,9 @@ pub enum Approval {
         targets: Vec<String>,
         /// A finalize_plan's requested writes and deletes (normalized), which it names instead
         /// of targets; absent for other operations.
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         writes: Vec<String>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         deletes: Vec<String>,
         message: String,
         scope: String,

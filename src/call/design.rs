@@ -1,7 +1,7 @@
 //! Owns [`DesignCall`]: the validated `ClaudeDesign` input `{operation, arguments}` with its
 //! merged hints (§1.1, §1.4); it must not decide permissions, normalize paths or call the server.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::arguments::validate_arguments;
@@ -25,7 +25,7 @@ const INPUT_KEYS: &[&str] = &["operation", "arguments"];
 /// A `ClaudeDesign` call that passed local validation.
 ///
 /// `arguments` holds the values exactly as the model sent them (enum values are not rewritten).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DesignCall {
     pub operation: String,
     pub arguments: Map<String, Value>,

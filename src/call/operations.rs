@@ -1,7 +1,7 @@
 //! Owns the static Design operation table (§1.3, §1.4) and the hint merge with a server catalog
 //! (§1.2); it must not validate arguments or decide permissions.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::catalog::Catalog;
 use super::schema::{
@@ -19,7 +19,7 @@ pub struct StaticOperation {
 }
 
 /// Where an operation's hints came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Provenance {
     /// In the static table (the server can only tighten it).
     Static,
@@ -30,7 +30,7 @@ pub enum Provenance {
 }
 
 /// The effective safety hints of one operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OperationHints {
     pub read_only: bool,
     pub destructive: bool,

@@ -70,7 +70,7 @@ impl ProjectsMethod {
 }
 
 /// Where a `project_write` takes the file body from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WriteSource {
     Content(String),
     LocalPath(String),
@@ -81,7 +81,7 @@ pub enum WriteSource {
 /// `path` and `query` are kept whenever given, even for methods that ignore them; `source` is
 /// only set for `project_write` (other methods may carry `content` or `local_path`, which are
 /// type-checked and then ignored).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProjectsCall {
     pub method: ProjectsMethod,
     pub path: Option<String>,

@@ -35,6 +35,10 @@ pub struct ServeArgs {
     /// `fsync` (default) or `none` (for measuring the cost of durability).
     #[arg(long, value_name = "MODE")]
     pub log_durability: Option<String>,
+    /// Where shared state lives: `memory` (default) or `postgres://…` (replicas on one store
+    /// form a fleet). Also `ASKGATE_STORE` and the config key `store`.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     /// Seconds between checks of the policy directories for changes (0 disables watching).
     #[arg(long, default_value_t = 2)]
     pub watch_seconds: u64,
@@ -75,6 +79,7 @@ fn configuration(args: &ServeArgs) -> Result<Config, String> {
         shadow_policies: (!args.shadow_policies.is_empty()).then(|| args.shadow_policies.clone()),
         log_dir: args.log_dir.clone(),
         log_durability: args.log_durability.clone(),
+        store: args.store.clone(),
         ..RawConfig::default()
     };
     Config::validate(file.overridden_by(env).overridden_by(flags))
@@ -208,6 +213,14 @@ fn announce(config: &Config, booted: &crate::server::boot::Booted, listeners: &L
             }
         ),
         None => println!("decision log: off (--log-dir DIR to keep one)"),
+    }
+    match &booted.state.inner().fleet {
+        Some(fleet) => println!(
+            "store: {} (replica {}; approvals and console sessions shared by the fleet)",
+            fleet.store,
+            fleet.replica()
+        ),
+        None => println!("store: memory (this process only; --store postgres://… for a fleet)"),
     }
     if config.demo_callers {
         println!("callers: demo tokens (loopback only) — agent `{DEMO_AGENT_TOKEN}`, approver `{DEMO_APPROVER_TOKEN}`");

@@ -1,14 +1,16 @@
 //! server::account: the upstream account the gateway acts for — its Design and Projects
-//! clients, its Design state (`state::DesignState`: consent and grants per account, plans per
-//! session, and every event that changes them) and the catalog it discovered.
+//! clients, the store of its Design state (`store::AccountStore`: consent and grants per
+//! account, plans per session; in this process or shared by a fleet) and the catalog it
+//! discovered.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use crate::call::Catalog;
 use crate::executor::design::DesignClient;
 use crate::executor::projects::ProjectsExecutor;
-use crate::state::DesignState;
+use crate::state::{AccountEvent, DesignState};
+use crate::store::{AccountStore, MemoryAccount, StoreError};
 
 /// How many agents' catalog hashes are remembered for `list` dedup (client-facts §1.2).
 pub const CATALOG_AGENTS: usize = 64;
@@ -16,8 +18,8 @@ pub const CATALOG_AGENTS: usize = 64;
 pub struct Account {
     pub design: DesignClient,
     pub projects: Option<ProjectsExecutor>,
-    /// Changed only through its event methods (and the follow-ups that call them).
-    pub state: DesignState,
+    /// Changed only through its events (and the follow-ups that name them).
+    pub store: Arc<dyn AccountStore>,
     catalog: RwLock<Option<Catalog>>,
     served_catalogs: Mutex<VecDeque<(String, String)>>,
     /// Serializes the consent GET so concurrent first calls share one fetch.
@@ -25,15 +27,43 @@ pub struct Account {
 }
 
 impl Account {
+    /// An account whose state lives in this process.
     pub fn new(design: DesignClient, projects: Option<ProjectsExecutor>) -> Self {
+        Self::with_store(design, projects, Arc::new(MemoryAccount::default()))
+    }
+
+    pub fn with_store(
+        design: DesignClient,
+        projects: Option<ProjectsExecutor>,
+        store: Arc<dyn AccountStore>,
+    ) -> Self {
         Self {
             design,
             projects,
-            state: DesignState::default(),
+            store,
             catalog: RwLock::new(None),
             served_catalogs: Mutex::new(VecDeque::new()),
             consent_fetch: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// The Design state as this process sees it (what decisions gather from).
+    pub fn state(&self) -> &DesignState {
+        self.store.view()
+    }
+
+    /// Records each event in order; stops at the first the store refuses.
+    pub async fn record(
+        &self,
+        events: impl IntoIterator<Item = AccountEvent>,
+    ) -> Result<(), StoreError> {
+        for event in events {
+            if event.changes_nothing(self.state()) {
+                continue;
+            }
+            self.store.record(event).await?;
+        }
+        Ok(())
     }
 
     pub fn catalog(&self) -> Option<Catalog> {

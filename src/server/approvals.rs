@@ -5,6 +5,7 @@
 //! books only: logging, re-deciding and running are `approving`'s.
 
 mod book;
+mod seam;
 #[cfg(test)]
 mod tests;
 mod view;
@@ -21,6 +22,7 @@ use crate::authz::Approval;
 use book::{Book, Entry};
 
 pub use book::{ToLog, Withdrawal};
+pub use seam::{ApprovalBook, Approvals, CreateError, Now};
 pub use view::{ApprovalStatus, ApprovalView, ApprovedCall, PendingCall};
 
 /// Why a new approval was not held (answered 429).
@@ -67,7 +69,7 @@ pub struct Sweep {
 
 /// How long past the run deadline the sweeper waits before failing a run that never reported
 /// back (the work's own deadline normally ends it first).
-const OVERDUE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const OVERDUE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Debug)]
 pub struct ApprovalStore {
@@ -130,33 +132,16 @@ impl ApprovalStore {
     }
 
     fn admit(&self, book: &Book, caller: &str, bytes: u64) -> Result<(), LimitError> {
-        let limits = &self.limits;
         let held = book.open_by_caller.get(caller).copied().unwrap_or_default();
-        if held.count >= limits.max_pending_per_caller {
-            return Err(LimitError::PerCaller {
-                caller: caller.to_string(),
-                limit: limits.max_pending_per_caller,
-            });
-        }
-        if book.open >= limits.max_pending {
-            return Err(LimitError::Total {
-                limit: limits.max_pending,
-            });
-        }
-        if book.open_bytes.saturating_add(bytes) > limits.max_held_bytes {
-            return Err(LimitError::Bytes {
-                limit: limits.max_held_bytes,
-                bytes,
-            });
-        }
-        if held.bytes.saturating_add(bytes) > limits.max_held_bytes_per_caller {
-            return Err(LimitError::CallerBytes {
-                caller: caller.to_string(),
-                limit: limits.max_held_bytes_per_caller,
-                bytes,
-            });
-        }
-        Ok(())
+        let open = Held {
+            count: book.open,
+            bytes: book.open_bytes,
+        };
+        let by_caller = Held {
+            count: held.count,
+            bytes: held.bytes,
+        };
+        admitted(&self.limits, caller, open, by_caller, bytes)
     }
 
     pub fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApiError> {
@@ -374,6 +359,49 @@ impl ApprovalStore {
     }
 }
 
+/// Open approvals and the bytes of their held calls (in all, or one caller's).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Held {
+    pub count: usize,
+    pub bytes: u64,
+}
+
+/// Whether one more held call of `bytes` from `caller` fits the caps, given what is open in
+/// all and for the caller; every store admits through it.
+pub fn admitted(
+    limits: &ApprovalLimits,
+    caller: &str,
+    open: Held,
+    by_caller: Held,
+    bytes: u64,
+) -> Result<(), LimitError> {
+    if by_caller.count >= limits.max_pending_per_caller {
+        return Err(LimitError::PerCaller {
+            caller: caller.to_string(),
+            limit: limits.max_pending_per_caller,
+        });
+    }
+    if open.count >= limits.max_pending {
+        return Err(LimitError::Total {
+            limit: limits.max_pending,
+        });
+    }
+    if open.bytes.saturating_add(bytes) > limits.max_held_bytes {
+        return Err(LimitError::Bytes {
+            limit: limits.max_held_bytes,
+            bytes,
+        });
+    }
+    if by_caller.bytes.saturating_add(bytes) > limits.max_held_bytes_per_caller {
+        return Err(LimitError::CallerBytes {
+            caller: caller.to_string(),
+            limit: limits.max_held_bytes_per_caller,
+            bytes,
+        });
+    }
+    Ok(())
+}
+
 fn entry<'a>(book: &'a Book, id: &str) -> Result<&'a Entry, ApiError> {
     book.entries
         .get(id)
@@ -409,7 +437,7 @@ fn take_pending(book: &mut Book, id: &str, status: ApprovalStatus) -> Result<Cla
 }
 
 /// The status a late answer is told; a withdrawal also says what withdrew it.
-fn closed_status(status: ApprovalStatus, view: &ApprovalView) -> String {
+pub(crate) fn closed_status(status: ApprovalStatus, view: &ApprovalView) -> String {
     match view.withdrawn_because() {
         Some(why) => format!("{} ({why})", status.as_str()),
         None => status.as_str().to_string(),

@@ -13,7 +13,7 @@ mod work;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use super::approvals::{ApprovalStatus, ApprovalView, PendingCall};
+use super::approvals::{ApprovalStatus, ApprovalView, CreateError, PendingCall};
 use super::caller::Caller;
 use super::error::ApiError;
 use super::gateway::{AppState, Handled, Prepared};
@@ -30,6 +30,7 @@ impl AppState {
         caller: &Caller,
         prepared: Prepared,
         decision: Decision,
+        held_open: bool,
     ) -> Result<Handled, ApiError> {
         let inner = self.inner();
         let now = inner.clock.now();
@@ -59,7 +60,11 @@ impl AppState {
             call: prepared.call,
             kinds,
         };
-        match inner.approvals.create(view, pending, &decision_id, now) {
+        let created = inner
+            .approvals
+            .create(view, pending, &decision_id, held_open, now)
+            .await;
+        match created {
             Ok(view) => {
                 inner.notifier.approval_held(&view, now);
                 Ok(Handled::Asked {
@@ -67,7 +72,8 @@ impl AppState {
                     approval: Box::new(view),
                 })
             }
-            Err(limit) => {
+            Err(CreateError::Store(error)) => Err(ApiError::Store(error)),
+            Err(CreateError::Limit(limit)) => {
                 let message = format!("the call asks for an approval, but {limit}");
                 let result = super::execute::error_json("approval_limit", &message);
                 inner.journal.outcome(&decision_id, &result, now).await;
@@ -91,7 +97,8 @@ impl AppState {
         let deadline = tokio::time::Instant::now() + limits.approve_wait;
         let claim = inner
             .approvals
-            .claim(id, &caller.principal, inner.clock.now())?;
+            .claim(id, &caller.principal, inner.clock.now())
+            .await?;
         let (started, ready) = oneshot::channel();
         let work = work::Work::new(self.clone(), caller.principal.clone(), note, &claim);
         tokio::spawn(work.run(claim, started));
@@ -115,7 +122,8 @@ impl AppState {
         let inner = self.inner();
         let claim = inner
             .approvals
-            .claim_refusal(id, &caller.principal, inner.clock.now())?;
+            .claim_refusal(id, &caller.principal, inner.clock.now())
+            .await?;
         let state = self.clone();
         let by = caller.principal.clone();
         let task = tokio::spawn(async move {
@@ -137,11 +145,12 @@ impl AppState {
                     let result = refused_result(&by, note.as_deref());
                     inner
                         .approvals
-                        .finish(&claim.id, ApprovalStatus::Refused, Some(result), now);
-                    inner.approvals.view(&claim.id, now)
+                        .finish(&claim.id, ApprovalStatus::Refused, Some(result), now)
+                        .await;
+                    inner.approvals.view(&claim.id, now).await
                 }
                 Err(error) => {
-                    inner.approvals.release(claim, inner.clock.now());
+                    inner.approvals.release(claim, inner.clock.now()).await;
                     Err(error)
                 }
             }
@@ -153,7 +162,7 @@ impl AppState {
                 "the refusal did not finish ({error})"
             ))),
             // The refusal goes on being logged; show the approval as it stands.
-            Err(_) => inner.approvals.view(id, inner.clock.now()),
+            Err(_) => inner.approvals.view(id, inner.clock.now()).await,
         }
     }
 
@@ -162,29 +171,33 @@ impl AppState {
     /// `ApprovalClosed` when an approver (or the expiry) came first.
     pub async fn withdraw(&self, id: &str, why: &str) -> Result<ApprovalView, ApiError> {
         let inner = self.inner();
-        let withdrawal = self.withdraw_now(id, why)?;
+        let withdrawal = inner.approvals.withdraw(id, why, inner.clock.now()).await?;
         if sweeper::log_withdrawal(inner, &withdrawal).await.is_err() {
             inner
                 .approvals
-                .requeue_withdrawals(vec![withdrawal], inner.clock.now());
+                .requeue_withdrawals(vec![withdrawal], inner.clock.now())
+                .await;
         }
-        inner.approvals.view(id, inner.clock.now())
+        inner.approvals.view(id, inner.clock.now()).await
     }
 
-    /// [`Self::withdraw`] without waiting for the log: the sweeper writes the record. For a
-    /// holder that cannot wait (it is being dropped).
+    /// [`Self::withdraw`] without waiting: a task of its own withdraws it and the sweeper
+    /// writes the record. For a holder that cannot wait (it is being dropped).
     pub fn withdraw_later(&self, id: &str, why: &str) {
-        if let Ok(withdrawal) = self.withdraw_now(id, why) {
-            let inner = self.inner();
-            inner
-                .approvals
-                .requeue_withdrawals(vec![withdrawal], inner.clock.now());
-        }
-    }
-
-    fn withdraw_now(&self, id: &str, why: &str) -> Result<super::approvals::Withdrawal, ApiError> {
-        let inner = self.inner();
-        inner.approvals.withdraw(id, why, inner.clock.now())
+        let (state, id, why) = (self.clone(), id.to_string(), why.to_string());
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let inner = state.inner();
+            let now = inner.clock.now();
+            if let Ok(withdrawal) = inner.approvals.withdraw(&id, &why, now).await {
+                inner
+                    .approvals
+                    .requeue_withdrawals(vec![withdrawal], now)
+                    .await;
+            }
+        });
     }
 
     pub fn approval_json(view: &ApprovalView) -> Value {

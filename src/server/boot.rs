@@ -9,7 +9,7 @@ use arc_swap::ArcSwap;
 use futures_util::future::BoxFuture;
 
 use super::account::Account;
-use super::approvals::ApprovalStore;
+use super::approvals::Approvals;
 use super::clock::{Clock, SystemClock};
 use super::config::{Config, Upstream};
 use super::gateway::{AppState, Inner};
@@ -36,6 +36,9 @@ pub enum BootError {
     Client(String),
     #[error("could not open the decision log: {0}")]
     Log(String),
+    /// The shared store could not be opened (named without its password).
+    #[error("could not join the fleet: {0}")]
+    Store(String),
 }
 
 fn journal(config: &Config) -> Result<super::journal::Journal, BootError> {
@@ -187,6 +190,27 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         )
     });
     environment.session_token = environment.session_token || credentials.session_token.is_some();
+    let (approvals, console, account, fleet) = match &config.store {
+        None => (
+            Approvals::in_memory(config.approvals),
+            super::console::session::ConsoleSessions::default(),
+            Account::new(design, projects),
+            None,
+        ),
+        Some(url) => {
+            let options =
+                crate::store::postgres::FleetOptions::new(crate::store::postgres::replica_id());
+            let stores = crate::store::postgres::open(url, options, config.approvals)
+                .await
+                .map_err(|error| BootError::Store(error.to_string()))?;
+            (
+                Approvals::new(stores.approvals),
+                super::console::session::ConsoleSessions::new(stores.console),
+                Account::with_store(design, projects, stores.account),
+                Some(stores.fleet),
+            )
+        }
+    };
     let inner = Inner {
         snapshot: ArcSwap::from_pointee(snapshot),
         hook_snapshot: ArcSwap::from_pointee(hook_snapshot),
@@ -194,9 +218,10 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         environment,
         scopes: credentials.scopes.clone(),
         clock,
-        account: Account::new(design, projects),
-        approvals: ApprovalStore::new(config.approvals),
-        console: Default::default(),
+        account,
+        approvals,
+        console,
+        fleet,
         notifier: super::notify::Notifier::start(config.notify.clone()),
         log_dir: config.log_dir.clone(),
         metrics: Metrics::default(),

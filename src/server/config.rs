@@ -82,6 +82,8 @@ pub struct Config {
     pub notify: Option<super::notify::WebhookTarget>,
     /// The bearer token `GET /metrics` requires, if any.
     pub metrics_token: Option<String>,
+    /// The fleet's PostgreSQL URL; `None`: shared state lives in this process.
+    pub store: Option<String>,
 }
 
 impl Config {
@@ -155,7 +157,23 @@ impl Config {
         if let Some(token) = &raw.metrics_token {
             token_strength(token, "metrics_token")?;
         }
+        let store = match raw.store.as_deref().map(str::trim) {
+            None | Some("" | "memory") => None,
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Some(url.to_string())
+            }
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "store",
+                    format!(
+                        "`{}` is not `memory` or a postgres:// URL",
+                        crate::store::postgres::redacted(other)
+                    ),
+                ))
+            }
+        };
         Ok(Self {
+            store,
             metrics_token: raw.metrics_token,
             mcp,
             notify,

@@ -82,9 +82,9 @@ struct CsrfForm {
 }
 
 impl AppState {
-    fn console_session(&self, headers: &HeaderMap) -> Option<ConsoleSession> {
+    async fn console_session(&self, headers: &HeaderMap) -> Option<ConsoleSession> {
         let now = self.inner().clock.now();
-        self.inner().console.current(headers, now)
+        self.inner().console.current(headers, now).await
     }
 }
 
@@ -97,20 +97,20 @@ fn to_sign_in() -> Response {
 }
 
 async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let Some(session) = state.console_session(&headers) else {
+    let Some(session) = state.console_session(&headers).await else {
         return to_sign_in();
     };
     let now = state.inner().clock.now();
-    let views = pending_newest_first(&state, now);
+    let views = pending_newest_first(&state, now).await;
     page(StatusCode::OK, pages::pending(&session, &views, now))
 }
 
 async fn pending_fragment(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let Some(session) = state.console_session(&headers) else {
+    let Some(session) = state.console_session(&headers).await else {
         return StatusCode::UNAUTHORIZED.into_response();
     };
     let now = state.inner().clock.now();
-    let views = pending_newest_first(&state, now);
+    let views = pending_newest_first(&state, now).await;
     page(StatusCode::OK, pages::pending_list(&session, &views, now))
 }
 
@@ -118,11 +118,12 @@ async fn pending_fragment(State(state): State<AppState>, headers: HeaderMap) -> 
 const PENDING: usize = 200;
 const HISTORY: usize = 200;
 
-fn pending_newest_first(
+async fn pending_newest_first(
     state: &AppState,
     now: time::OffsetDateTime,
 ) -> Vec<super::approvals::ApprovalView> {
-    let mut views = state.inner().approvals.page(now, None, PENDING).approvals;
+    let page = state.inner().approvals.page(now, None, PENDING).await;
+    let mut views = page.map(|page| page.approvals).unwrap_or_default();
     views.reverse();
     views
 }
@@ -143,11 +144,11 @@ async fn sign_out(
     headers: HeaderMap,
     Form(form): Form<CsrfForm>,
 ) -> Response {
-    if let Some(session) = state.console_session(&headers) {
+    if let Some(session) = state.console_session(&headers).await {
         if !same_token(&form.csrf, &session.csrf) {
             return csrf_refused(Some(&session));
         }
-        state.inner().console.signed_out(&headers);
+        state.inner().console.signed_out(&headers).await;
     }
     let mut response = to_sign_in();
     if let Ok(value) = HeaderValue::from_str(&set_cookie(COOKIE, "", time::Duration::ZERO)) {
@@ -172,22 +173,25 @@ async fn approval_page(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let Some(session) = state.console_session(&headers) else {
+    let Some(session) = state.console_session(&headers).await else {
         return to_sign_in();
     };
     let now = state.inner().clock.now();
-    match state.inner().approvals.view(&id, now) {
+    match state.inner().approvals.view(&id, now).await {
         Ok(view) => page(StatusCode::OK, pages::approval(&session, &view, now, None)),
         Err(error) => error_page(&session, &error),
     }
 }
 
 async fn history(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let Some(session) = state.console_session(&headers) else {
+    let Some(session) = state.console_session(&headers).await else {
         return to_sign_in();
     };
     let now = state.inner().clock.now();
-    let views = state.inner().approvals.decided(now, HISTORY);
+    let views = match state.inner().approvals.decided(now, HISTORY).await {
+        Ok(views) => views,
+        Err(error) => return error_page(&session, &error),
+    };
     page(StatusCode::OK, pages::history(&session, &views, now))
 }
 
@@ -196,7 +200,7 @@ async fn recent_decisions(
     headers: HeaderMap,
     Query(query): Query<decisions::DecisionQuery>,
 ) -> Response {
-    let Some(session) = state.console_session(&headers) else {
+    let Some(session) = state.console_session(&headers).await else {
         return to_sign_in();
     };
     let Some(dir) = state.inner().log_dir.clone() else {
@@ -255,7 +259,7 @@ async fn decide(
     Form(form): Form<CsrfForm>,
     approving: bool,
 ) -> Response {
-    let Some(session) = state.console_session(&headers) else {
+    let Some(session) = state.console_session(&headers).await else {
         return page(
             StatusCode::UNAUTHORIZED,
             pages::message(None, "Signed out", "sign in again to decide"),
@@ -294,7 +298,7 @@ async fn decide(
         }
         Err(ApiError::ApprovalClosed { status, .. }) => {
             // Someone else decided first: show the approval as it is now, and who decided.
-            match state.inner().approvals.view(&id, now) {
+            match state.inner().approvals.view(&id, now).await {
                 Ok(view) => {
                     let by = match (&view.approved_by, view.withdrawn_because()) {
                         (Some(by), _) => by.as_str(),

@@ -45,6 +45,9 @@ pub enum ApiError {
     Unavailable(String),
     #[error("{0}")]
     TooManyApprovals(String),
+    /// The shared store could not serve what the request needs (named, never its password).
+    #[error("{0}")]
+    Store(crate::store::StoreError),
     /// A bad query parameter, named by `name`; its field is `query.<name>` (C16).
     #[error("invalid query parameter `{name}`: {message}")]
     BadQuery { name: &'static str, message: String },
@@ -66,7 +69,7 @@ impl ApiError {
             Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
             Self::UnknownApproval(_) | Self::HealthOnly => StatusCode::NOT_FOUND,
             Self::ApprovalClosed { .. } => StatusCode::CONFLICT,
-            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable(_) | Self::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::TooManyApprovals(_) => StatusCode::TOO_MANY_REQUESTS,
         }
     }

@@ -51,7 +51,7 @@ impl DesignRun<'_> {
     fn followups(&self) -> FollowUps<'_> {
         let session = self.session.to_context();
         FollowUps {
-            state: &self.account.state,
+            state: self.account.state(),
             session: self.session_key,
             call: self.call,
             approved: approved(self.approved),
@@ -72,9 +72,12 @@ impl DesignRun<'_> {
                     &format!("Couldn't record Design consent ({error})"),
                 );
             }
-            followups.consent_recorded();
+            self.recorded([followups.consent_recorded()]).await;
         }
-        followups.before_call();
+        // Recorded before the call goes upstream: if the store cannot take it, nothing goes.
+        if let Err(error) = self.account.record(followups.before_call()).await {
+            return error_json("store", &error.to_string());
+        }
         match self.call_with_grant_followup(&followups).await {
             Ok(result) => {
                 let text = result
@@ -82,10 +85,30 @@ impl DesignRun<'_> {
                     .first()
                     .and_then(|block| block.get("text"))
                     .and_then(Value::as_str);
-                followups.succeeded(text, result.is_error, self.now);
+                let succeeded = followups.succeeded(text, result.is_error, self.now);
+                self.recorded(succeeded.events).await;
+                if let Some(plan) = succeeded.plan {
+                    self.plan_registered(plan).await;
+                }
                 result_json(&result)
             }
-            Err(error) => self.after_failure(&followups, &error),
+            Err(error) => self.after_failure(&followups, &error).await,
+        }
+    }
+
+    /// Records events that follow what already happened upstream; a store that cannot take
+    /// them is logged (the call's result stands: it already ran).
+    async fn recorded(&self, events: impl IntoIterator<Item = crate::state::AccountEvent>) {
+        if let Err(error) = self.account.record(events).await {
+            tracing::error!(%error, "a state event after an upstream call was not recorded");
+        }
+    }
+
+    async fn plan_registered(&self, plan: crate::state::PlanRegistration) {
+        match self.account.store.plan_registered(plan).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(refusal)) => tracing::info!(%refusal, "plan not registered"),
+            Err(error) => tracing::warn!(%error, "plan not registered"),
         }
     }
 
@@ -106,9 +129,13 @@ impl DesignRun<'_> {
             return first;
         }
         match self.account.design.record_grant(project_id).await? {
-            GrantRecord::Recorded => followups.grant_answered(project_id, true),
+            GrantRecord::Recorded => {
+                self.recorded([followups.grant_answered(project_id, true)])
+                    .await
+            }
             GrantRecord::NotEligible => {
-                followups.grant_answered(project_id, false);
+                self.recorded([followups.grant_answered(project_id, false)])
+                    .await;
                 return Err(DesignError::Http {
                     operation: "grant".to_string(),
                     status: 404,
@@ -122,10 +149,10 @@ impl DesignRun<'_> {
             .await
     }
 
-    fn after_failure(&self, followups: &FollowUps<'_>, error: &DesignError) -> Value {
+    async fn after_failure(&self, followups: &FollowUps<'_>, error: &DesignError) -> Value {
         match error {
             DesignError::NeedsConsent { .. } => {
-                followups.needs_consent();
+                self.recorded([followups.needs_consent()]).await;
                 let message = if followups.may_record {
                     "Claude Design needs your consent: the user hasn't granted this yet — ask them to retry (the prompt will show on the next call) or run /design consent."
                 } else {
@@ -134,7 +161,8 @@ impl DesignRun<'_> {
                 error_json("needs_consent", message)
             }
             DesignError::NeedsProjectGrant { project_id } => {
-                followups.needs_project_grant(project_id);
+                self.recorded([followups.needs_project_grant(project_id)])
+                    .await;
                 error_json("needs_project_grant", &self.grant_message(followups))
             }
             other => error_json("upstream", &other.to_string()),

@@ -8,7 +8,7 @@ use arc_swap::ArcSwap;
 use serde_json::Value;
 
 use super::account::Account;
-use super::approvals::{ApprovalStore, ApprovalView, ApprovedCall};
+use super::approvals::{ApprovalView, Approvals, ApprovedCall};
 use super::caller::{Caller, Callers};
 use super::clock::Clock;
 use super::error::ApiError;
@@ -31,7 +31,7 @@ pub struct Inner {
     pub scopes: Vec<String>,
     pub clock: Arc<dyn Clock>,
     pub account: Account,
-    pub approvals: ApprovalStore,
+    pub approvals: Approvals,
     /// The approval webhook's sender (does nothing when none is configured).
     pub notifier: super::notify::Notifier,
     /// Where the decision log is written (the console reads recent decisions from it).
@@ -48,6 +48,8 @@ pub struct Inner {
     pub mcp: super::mcp::McpSettings,
     /// The bearer token `GET /metrics` requires, if one is configured.
     pub metrics_token: Option<String>,
+    /// This replica's place in the fleet (`serve --store postgres://…`); `None` in memory.
+    pub fleet: Option<Arc<crate::store::postgres::Fleet>>,
 }
 
 /// The service's shared state; cheap to clone.
@@ -154,9 +156,14 @@ impl AppState {
     ) -> Result<(ApprovedCall, CallFacts), ApiError> {
         let inner = self.inner();
         let account = &inner.account;
-        let stores = account.state.stores(session_key);
         let cached = account.catalog();
         let local = local_design_call(&input, cached.as_ref()).map_err(ApiError::BadCall)?;
+        account
+            .store
+            .ready(session_key, local.plan_token())
+            .await
+            .map_err(ApiError::Store)?;
+        let stores = account.state().stores(session_key);
         let unobserved = DesignObservations {
             server_grants: crate::facts::ServerGrants {
                 available: false,
@@ -210,19 +217,25 @@ impl AppState {
 
     /// The facts of a held call gathered again at this moment (an approval re-decides on
     /// them), gates first as for a new call: nothing goes upstream when a gate now denies.
+    /// Fails when the shared state cannot be read fit to decide on.
     pub async fn gather(
         &self,
         session_key: &SessionKey,
         session: &crate::facts::Session,
         call: &ApprovedCall,
-    ) -> (CallFacts, Option<LocalFileStat>) {
+    ) -> Result<(CallFacts, Option<LocalFileStat>), ApiError> {
         let call = match call {
             ApprovedCall::Design(call) => call,
-            ApprovedCall::Projects(call) => return self.projects_facts(session, call).await,
+            ApprovedCall::Projects(call) => return Ok(self.projects_facts(session, call).await),
         };
         let inner = self.inner();
         let account = &inner.account;
-        let stores = account.state.stores(session_key);
+        account
+            .store
+            .ready(session_key, call.plan_token())
+            .await
+            .map_err(ApiError::Store)?;
+        let stores = account.state().stores(session_key);
         let cached = account.catalog();
         let unobserved = DesignObservations {
             server_grants: crate::facts::ServerGrants {
@@ -236,11 +249,11 @@ impl AppState {
         let local_facts =
             facts::design::gather(call, session, environment, stores, &unobserved, now);
         if self.gated(&local_facts) {
-            return (local_facts, None);
+            return Ok((local_facts, None));
         }
         let observed = observe::design(account, call, cached).await;
         let facts = facts::design::gather(call, session, environment, stores, &observed, now);
-        (facts, None)
+        Ok((facts, None))
     }
 
     /// Decides on the snapshot current at this instant (loaded once per call).
@@ -330,6 +343,25 @@ impl AppState {
 
     /// Decide, then execute, hold or refuse.
     pub async fn handle(&self, caller: &Caller, prepared: Prepared) -> Result<Handled, ApiError> {
+        self.handle_as(caller, prepared, false).await
+    }
+
+    /// [`Self::handle`] for a request that holds an asked call open (MCP): its approval is
+    /// withdrawn if this process goes away, since nobody would receive the result.
+    pub async fn handle_held_open(
+        &self,
+        caller: &Caller,
+        prepared: Prepared,
+    ) -> Result<Handled, ApiError> {
+        self.handle_as(caller, prepared, true).await
+    }
+
+    async fn handle_as(
+        &self,
+        caller: &Caller,
+        prepared: Prepared,
+        held_open: bool,
+    ) -> Result<Handled, ApiError> {
         let decision = self.decide_and_record(&prepared).await?;
         Ok(match decision.decision {
             Outcome::Allow => {
@@ -340,7 +372,7 @@ impl AppState {
                     .await;
                 Handled::Allowed { decision, result }
             }
-            Outcome::Ask => self.hold(caller, prepared, decision).await?,
+            Outcome::Ask => self.hold(caller, prepared, decision, held_open).await?,
             Outcome::Deny => Handled::Denied { decision },
         })
     }

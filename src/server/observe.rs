@@ -12,7 +12,7 @@ use crate::executor::design::GrantProbe;
 use crate::executor::projects::{observe_local_path, ProjectsExecutor};
 use crate::facts::observations::{LocalFileStat, LocalPathPlace, ProjectDoc, ProjectFile};
 use crate::facts::{DesignObservations, ProjectsObservations, ServerGrants};
-use crate::state::ConsentState;
+use crate::state::{AccountEvent, ConsentState};
 
 use super::account::Account;
 
@@ -34,17 +34,27 @@ pub async fn catalog_for(account: &Account, input: &serde_json::Value) -> Option
     account.catalog()
 }
 
+/// Fetches the consent bit when it is unknown; the answer is recorded as an event, so that a
+/// fleet's replicas share it (a store that cannot take it leaves the bit unknown).
 pub async fn consent(account: &Account) {
-    if account.state.consent.state() != ConsentState::Unknown {
+    if account.state().consent.state() != ConsentState::Unknown {
         return;
     }
     let _guard = account.consent_fetch.lock().await;
-    if account.state.consent.state() != ConsentState::Unknown {
+    if account.state().consent.state() != ConsentState::Unknown {
         return;
     }
-    let ticket = account.state.consent.fetch_started();
-    let value = account.design.consent().await;
-    account.state.consent.fetch_finished(ticket, value);
+    let ticket = account.state().consent.fetch_started();
+    let Some(granted) = account.design.consent().await else {
+        return;
+    };
+    let event = AccountEvent::ConsentFetched {
+        generation: ticket.generation(),
+        granted,
+    };
+    if let Err(error) = account.record([event]).await {
+        tracing::warn!(%error, "the consent bit was not recorded");
+    }
 }
 
 pub async fn design(
@@ -62,7 +72,7 @@ pub async fn design(
     let Some(project_id) = call.project_id().filter(|id| !id.is_empty()) else {
         return observed;
     };
-    if !tokenless_write || account.state.grants.is_verified(project_id) {
+    if !tokenless_write || account.state().grants.is_verified(project_id) {
         return observed;
     }
     observed.server_grants = match account.design.grants().await {
@@ -76,7 +86,7 @@ pub async fn design(
         },
     };
     let granted = observed.server_grants.projects.contains(project_id);
-    if !granted || account.state.grants.needs_recard(project_id) {
+    if !granted || account.state().grants.needs_recard(project_id) {
         if let Some(identity) = account.design.project_identity(project_id).await {
             observed
                 .project_identity

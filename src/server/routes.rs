@@ -132,7 +132,8 @@ pub async fn list_approvals(
     let page = state
         .inner()
         .approvals
-        .page(state.inner().clock.now(), cursor, limit);
+        .page(state.inner().clock.now(), cursor, limit)
+        .await?;
     Ok(Json(
         json!({"approvals": page.approvals, "next_cursor": page.next_cursor}),
     ))
@@ -198,7 +199,7 @@ pub async fn get_approval(
     let wait = wait_duration(query.wait.as_deref())?;
     let clock = state.inner().clock.clone();
     // Another agent's approval is answered as an unknown one, before any wait (C6).
-    let owner = state.inner().approvals.owner(&id, clock.now());
+    let owner = state.inner().approvals.owner(&id, clock.now()).await?;
     if caller.role == Role::Agent && owner.as_deref() != Some(caller.principal.as_str()) {
         return Err(ApiError::UnknownApproval(id));
     }
@@ -268,7 +269,10 @@ pub async fn consent(
     account.design.record_consent().await.map_err(|error| {
         ApiError::Unavailable(format!("Couldn't record Design consent ({error})"))
     })?;
-    account.state.consent_granted();
+    account
+        .record([crate::state::AccountEvent::ConsentGranted])
+        .await
+        .map_err(ApiError::Store)?;
     Ok(Json(
         json!({"consent": "agent_design_projects", "granted": true}),
     ))
@@ -283,7 +287,10 @@ pub async fn revoke(
     account.design.revoke_consent().await.map_err(|error| {
         ApiError::Unavailable(format!("Couldn't revoke Design consent ({error})"))
     })?;
-    account.state.consent_revoked();
+    account
+        .record([crate::state::AccountEvent::ConsentRevoked])
+        .await
+        .map_err(ApiError::Store)?;
     Ok(Json(
         json!({"consent": "agent_design_projects", "granted": false, "note": "plans and verified grants were cleared; durable grants are revoked at claude.ai/design settings"}),
     ))
@@ -303,10 +310,15 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
         .as_ref()
         .map(|shadow| shadow.hash().to_string());
     let log = state.inner().journal.health(state.inner().clock.now());
+    let store = match &state.inner().fleet {
+        Some(fleet) => fleet.health(),
+        None => crate::store::account::memory_health(),
+    };
     let degraded = reload
         .as_ref()
         .is_some_and(|status| !status["last_error"].is_null())
-        || log.as_ref().is_some_and(LogHealth::is_failing);
+        || log.as_ref().is_some_and(LogHealth::is_failing)
+        || !store.ready;
     Json(json!({
         "status": if degraded { "degraded" } else { "ok" },
         "snapshot": snapshot.hash(),
@@ -314,6 +326,7 @@ pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
         "shadow": shadow,
         "reload": reload,
         "log": log,
+        "store": store,
     }))
 }
 
@@ -334,13 +347,15 @@ pub async fn metrics(
     if let Some(expected) = &state.inner().metrics_token {
         super::caller::require_token(&headers, expected)?;
     }
-    let text = state.inner().metrics.render(
-        state
-            .inner()
-            .approvals
-            .pending_count(state.inner().clock.now()),
-        &state.inner().notifier.deliveries,
-    );
+    let pending = state
+        .inner()
+        .approvals
+        .pending_count(state.inner().clock.now())
+        .await;
+    let text = state
+        .inner()
+        .metrics
+        .render(pending, &state.inner().notifier.deliveries);
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,

@@ -78,11 +78,18 @@ impl ConsentCache {
     /// applied. `None` (failed request, missing or non-boolean field) changes nothing, because a
     /// failed GET must not raise an ask: the server's 403 drives the flow instead.
     pub fn fetch_finished(&self, ticket: FetchTicket, value: Option<bool>) -> bool {
-        let Some(granted) = value else {
-            return false;
-        };
+        match value {
+            Some(granted) => self.fetched_at(ticket.generation, granted),
+            None => false,
+        }
+    }
+
+    /// A GET that started at `generation` answered `granted`: seeds the state unless an event
+    /// bumped the generation since (the ticket's rule, for a result that travelled through a
+    /// store as an event).
+    pub fn fetched_at(&self, generation: u64, granted: bool) -> bool {
         let mut slot = self.locked();
-        if slot.generation != ticket.generation {
+        if slot.generation != generation {
             return false;
         }
         slot.state = if granted {

@@ -1,7 +1,8 @@
 //! The state events that follow a Design call (client-facts §3–§5, the §8 table): what an
 //! approval records, what a success or a `needs_consent` / `needs_project_grant` answer changes.
-//! It reads the facts the call was decided on (`may_record`, the approved kinds) and calls the
-//! [`DesignState`] events; it must not talk to the network or decide whether a call runs.
+//! It reads the facts the call was decided on (`may_record`, the approved kinds) and the state,
+//! and says which [`AccountEvent`]s follow (the caller records them in its store); it must not
+//! talk to the network, change state or decide whether a call runs.
 //!
 //! The executor performs the upstream half (POST consent, POST grant, the call itself) and asks
 //! this module before and after each step, so every book-keeping rule lives here once.
@@ -9,7 +10,10 @@
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::{DesignState, PlanApproval, PlanRefusal, SessionKey, MEMBERSHIP_OR_SHARING_OPERATIONS};
+use super::{
+    AccountEvent, DesignState, PlanRefusal, PlanRegistration, SessionKey,
+    MEMBERSHIP_OR_SHARING_OPERATIONS,
+};
 use crate::call::DesignCall;
 
 /// The approval kinds a human gave for this call (all false for an allowed call).
@@ -19,6 +23,13 @@ pub struct Approved {
     pub grant: bool,
     pub plan: bool,
     pub batch: bool,
+}
+
+/// What a successful call changes: events in order, then a plan to register.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Succeeded {
+    pub events: Vec<AccountEvent>,
+    pub plan: Option<PlanRegistration>,
 }
 
 /// One call's follow-ups, over the state of its account and session.
@@ -42,20 +53,23 @@ impl FollowUps<'_> {
     }
 
     /// The consent POST succeeded.
-    pub fn consent_recorded(&self) {
-        self.state.consent_granted();
+    pub fn consent_recorded(&self) -> AccountEvent {
+        AccountEvent::ConsentGranted
     }
 
     /// Before the call goes upstream: an approved finalize_plan replaces the session's earlier
     /// plans for the project even if it then fails (§3 `IBt`), whether its ask was a plan or,
     /// where no plan can be kept, this call only.
-    pub fn before_call(&self) {
+    pub fn before_call(&self) -> Option<AccountEvent> {
         let approved = self.approved.plan || self.approved.batch;
-        if self.call.operation == "finalize_plan" && approved {
-            if let Some(project_id) = self.call.project_id() {
-                self.state.plan_finalize_started(self.session, project_id);
-            }
+        if self.call.operation != "finalize_plan" || !approved {
+            return None;
         }
+        let project_id = self.call.project_id()?;
+        Some(AccountEvent::PlanFinalizeStarted {
+            session: self.session.clone(),
+            project_id: project_id.to_string(),
+        })
     }
 
     /// Whether a `needs_project_grant` for `project_id` may be answered by POSTing the grant the
@@ -65,50 +79,64 @@ impl FollowUps<'_> {
     }
 
     /// The grant POST answered: recorded (2xx) or not eligible (404).
-    pub fn grant_answered(&self, project_id: &str, eligible: bool) {
+    pub fn grant_answered(&self, project_id: &str, eligible: bool) -> AccountEvent {
+        let project_id = project_id.to_string();
         if eligible {
-            self.state.grant_verified(project_id);
+            AccountEvent::GrantVerified { project_id }
         } else {
-            self.state.grant_not_eligible(project_id);
+            AccountEvent::GrantNotEligible { project_id }
         }
     }
 
     /// The call came back. An error result changes nothing; a success applies the membership,
     /// grant and plan events it implies. `text` is the result's first text block.
-    pub fn succeeded(&self, text: Option<&str>, is_error: bool, now: OffsetDateTime) {
+    pub fn succeeded(&self, text: Option<&str>, is_error: bool, now: OffsetDateTime) -> Succeeded {
+        let mut out = Succeeded::default();
         if is_error {
-            return;
+            return out;
         }
-        let project_id = self.call.project_id().unwrap_or("");
+        let project_id = self.call.project_id().unwrap_or("").to_string();
         let operation = self.call.operation.as_str();
         if MEMBERSHIP_OR_SHARING_OPERATIONS.contains(&operation) && !project_id.is_empty() {
-            self.state.membership_or_sharing_changed(project_id);
+            let project_id = project_id.clone();
+            out.events
+                .push(AccountEvent::MembershipOrSharingChanged { project_id });
         }
         if self.is_tokenless_write() && !project_id.is_empty() {
-            if self.approved.grant && self.may_record {
+            let project_id = project_id.clone();
+            out.events.push(if self.approved.grant && self.may_record {
                 // The human re-approved the identity card (a recard, the server grant still
                 // held): trust the project again, or every later write would show the card.
-                self.state.grant_verified(project_id);
+                AccountEvent::GrantVerified { project_id }
             } else {
                 // A write that went through tokenless proves the server holds the grant.
-                self.state.server_grant_observed(project_id);
-            }
+                AccountEvent::ServerGrantObserved { project_id }
+            });
         }
         if operation == "finalize_plan" && self.approved.plan {
-            if let Err(refusal) = self.plan_registered(text, now) {
-                tracing::info!(%refusal, "plan not registered");
+            match self.plan_registration(text, now) {
+                Ok(plan) => out.plan = Some(plan),
+                Err(refusal) => tracing::info!(%refusal, "plan not registered"),
             }
         }
+        out
     }
 
     /// The server answered 403 `needs_consent`: consent is seeded false (§4 `OOe`).
-    pub fn needs_consent(&self) {
-        self.state.consent_seeded_refused();
+    pub fn needs_consent(&self) -> AccountEvent {
+        AccountEvent::ConsentSeededRefused
     }
 
     /// The server answered `needs_project_grant` for `project_id` (§5.6).
-    pub fn needs_project_grant(&self, project_id: &str) {
-        self.state.project_grant_demanded(project_id);
+    pub fn needs_project_grant(&self, project_id: &str) -> AccountEvent {
+        AccountEvent::ProjectGrantDemanded {
+            project_id: project_id.to_string(),
+        }
+    }
+
+    /// The state the follow-ups read (a replica's cache, or the in-memory store).
+    pub fn state(&self) -> &DesignState {
+        self.state
     }
 
     pub fn is_tokenless_write(&self) -> bool {
@@ -119,7 +147,11 @@ impl FollowUps<'_> {
     }
 
     /// §3: registration after an approved finalize_plan; a refusal is silent towards the model.
-    fn plan_registered(&self, text: Option<&str>, now: OffsetDateTime) -> Result<(), PlanRefusal> {
+    fn plan_registration(
+        &self,
+        text: Option<&str>,
+        now: OffsetDateTime,
+    ) -> Result<PlanRegistration, PlanRefusal> {
         let body = text.and_then(|text| serde_json::from_str::<Value>(text).ok());
         let Some(token) = body
             .as_ref()
@@ -136,22 +168,18 @@ impl FollowUps<'_> {
             .and_then(|seconds| {
                 OffsetDateTime::from_unix_timestamp_nanos((seconds * 1e9) as i128).ok()
             });
-        let (writes, deletes) = (self.listed("writes"), self.listed("deletes"));
-        let approval = PlanApproval {
-            token,
-            project_id: self.call.project_id().unwrap_or(""),
-            scope: self.call.string_argument("scope"),
-            writes: &writes,
-            deletes: &deletes,
+        Ok(PlanRegistration {
+            session: self.session.clone(),
+            token: token.to_string(),
+            project_id: self.call.project_id().unwrap_or("").to_string(),
+            scope: self.call.string_argument("scope").map(str::to_string),
+            writes: self.listed("writes"),
+            deletes: self.listed("deletes"),
             server_expiry,
-            ask_was_shown: true,
             prompt_reaches_user: self.may_record,
             main_agent_without_hook: self.main_without_hook,
-            result_is_error: false,
-        };
-        self.state
-            .plan_registered(self.session, approval, now)
-            .map(drop)
+            now,
+        })
     }
 
     fn listed(&self, key: &str) -> Vec<String> {

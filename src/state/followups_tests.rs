@@ -41,6 +41,16 @@ fn followups<'a>(
     }
 }
 
+/// Applies what a successful call implies, as a store would.
+fn applied(state: &DesignState, succeeded: Succeeded) {
+    for event in &succeeded.events {
+        event.apply(state);
+    }
+    if let Some(plan) = succeeded.plan {
+        let _ = plan.apply(state);
+    }
+}
+
 fn finalize() -> DesignCall {
     call(
         "finalize_plan",
@@ -59,8 +69,8 @@ fn an_approved_finalize_registers_the_plan_in_its_session() {
         ..Approved::default()
     };
     let run = followups(&state, &call, approved, true);
-    run.before_call();
-    run.succeeded(Some(PLAN_RESULT), false, NOW);
+    run.before_call().unwrap().apply(&state);
+    applied(&state, run.succeeded(Some(PLAN_RESULT), false, NOW));
     let plan = state
         .sessions
         .plan(&SessionKey::new("agent-one", "s1"), "tok-1")
@@ -85,7 +95,7 @@ fn without_may_record_nothing_is_recorded() {
     let run = followups(&state, &call, approved, false);
     assert!(!run.records_consent());
     assert!(!run.records_grant_for(PROJECT));
-    run.succeeded(Some(PLAN_RESULT), false, NOW);
+    applied(&state, run.succeeded(Some(PLAN_RESULT), false, NOW));
     assert!(state.sessions.is_empty());
 }
 
@@ -97,9 +107,10 @@ fn an_error_result_changes_nothing() {
         json!({"project_id": PROJECT, "scope": "org"}),
     );
     state.grant_verified(PROJECT);
-    followups(&state, &call, Approved::default(), true).succeeded(None, true, NOW);
+    let run = followups(&state, &call, Approved::default(), true);
+    applied(&state, run.succeeded(None, true, NOW));
     assert!(state.grants.is_verified(PROJECT));
-    followups(&state, &call, Approved::default(), true).succeeded(None, false, NOW);
+    applied(&state, run.succeeded(None, false, NOW));
     assert!(!state.grants.is_verified(PROJECT));
     assert!(state.grants.needs_recard(PROJECT));
 }
@@ -111,10 +122,11 @@ fn tokenless_writes_observe_or_verify_the_grant() {
         "write_files",
         json!({"project_id": PROJECT, "files": [{"path": "a.html", "data": "x"}]}),
     );
-    followups(&state, &write, Approved::default(), true).succeeded(None, false, NOW);
+    let run = followups(&state, &write, Approved::default(), true);
+    applied(&state, run.succeeded(None, false, NOW));
     assert!(state.grants.is_verified(PROJECT));
     state.membership_or_sharing_changed(PROJECT);
-    followups(&state, &write, Approved::default(), true).succeeded(None, false, NOW);
+    applied(&state, run.succeeded(None, false, NOW));
     assert!(
         !state.grants.is_verified(PROJECT),
         "a recard needs the human"
@@ -123,7 +135,8 @@ fn tokenless_writes_observe_or_verify_the_grant() {
         grant: true,
         ..Approved::default()
     };
-    followups(&state, &write, approved, true).succeeded(None, false, NOW);
+    let run = followups(&state, &write, approved, true);
+    applied(&state, run.succeeded(None, false, NOW));
     assert!(state.grants.is_verified(PROJECT) && state.grants.needs_recard(PROJECT));
 }
 
@@ -133,11 +146,11 @@ fn refusals_from_the_server_apply_their_events() {
     let call = finalize();
     let run = followups(&state, &call, Approved::default(), true);
     state.consent_granted();
-    run.needs_project_grant(PROJECT);
+    run.needs_project_grant(PROJECT).apply(&state);
     assert_eq!(state.consent.state(), ConsentState::Unknown);
-    run.needs_consent();
+    run.needs_consent().apply(&state);
     assert_eq!(state.consent.state(), ConsentState::Refused);
     assert!(state.grants.recard_all_flagged());
-    run.grant_answered(PROJECT, false);
+    run.grant_answered(PROJECT, false).apply(&state);
     assert!(state.grants.is_ineligible(PROJECT));
 }

@@ -142,13 +142,7 @@ impl PlanStore {
                 limit: MAX_PLANS_PER_SESSION,
             });
         }
-        let plan = ApprovedPlan {
-            token: approval.token.to_owned(),
-            project_id: approval.project_id.to_owned(),
-            writes: normalized(approval.writes.iter()),
-            deletes: normalized(approval.deletes.iter()),
-            expires_at: plan_expiry(approval.server_expiry, now)?,
-        };
+        let plan = registered_plan(&approval, now)?;
         self.inserted(plan.clone());
         Ok(plan)
     }
@@ -243,6 +237,27 @@ impl PlanStore {
     fn changes_locked(&self) -> MutexGuard<'_, ()> {
         self.changes.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// The plan `approval` registers at `now` under the rules of §3 `g0f` (the store's bounds are
+/// the store's), or the first rule it breaks. Pure: every store registers through it.
+pub fn registered_plan(
+    approval: &PlanApproval<'_>,
+    now: OffsetDateTime,
+) -> Result<ApprovedPlan, PlanRefusal> {
+    registration_rules_checked(approval)?;
+    Ok(ApprovedPlan {
+        token: approval.token.to_owned(),
+        project_id: approval.project_id.to_owned(),
+        writes: normalized(approval.writes.iter()),
+        deletes: normalized(approval.deletes.iter()),
+        expires_at: plan_expiry(approval.server_expiry, now)?,
+    })
+}
+
+/// What `plan` costs against the plan byte budget.
+pub fn approved_plan_bytes(plan: &ApprovedPlan) -> usize {
+    size(plan)
 }
 
 /// Fails with the first registration rule the approval breaks, in the order of §3 `g0f`

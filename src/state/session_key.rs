@@ -6,7 +6,9 @@
 use std::fmt;
 
 /// A session as the service files it: (principal, session id).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct SessionKey {
     /// The authenticated caller's principal (from its token, never from the request body).
     pub principal: String,

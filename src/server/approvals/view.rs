@@ -1,7 +1,7 @@
 //! server::approvals::view: what an approval holds and shows — the held call, the statuses of
 //! its life, the view approvers and the asking agent see, and the bytes a held call costs.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 
@@ -10,7 +10,9 @@ use crate::call::{DesignCall, ProjectsCall, WriteSource};
 use crate::facts::{CallSummary, Session};
 
 /// The call an approval will run.
-#[derive(Debug, Clone)]
+/// Kept as data by a shared store (tagged by service).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "service", content = "call", rename_all = "snake_case")]
 pub enum ApprovedCall {
     Design(DesignCall),
     Projects(ProjectsCall),
@@ -45,7 +47,7 @@ impl ApprovedCall {
 
 /// A held call, moved into its approval (never copied): the session it came from, the call
 /// and the approval kinds the card asks for.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct PendingCall {
     /// Whose session the call came from (its plans are that key's).
     pub session_key: crate::state::SessionKey,
@@ -54,7 +56,7 @@ pub struct PendingCall {
     pub kinds: Vec<ApprovalKind>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalStatus {
     /// Waiting for a human.
@@ -94,7 +96,7 @@ impl ApprovalStatus {
 }
 
 /// What approvers and the asking agent see.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ApprovalView {
     pub id: String,
     pub status: ApprovalStatus,

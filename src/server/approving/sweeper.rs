@@ -32,7 +32,7 @@ pub fn spawn_sweeper(state: &AppState) {
 
 async fn sweep(inner: &Inner) {
     let now = inner.clock.now();
-    let found = inner.approvals.sweep(now);
+    let found = inner.approvals.sweep(now).await;
     let mut unlogged = Vec::new();
     for (id, decision_id) in found.expired {
         let logged = inner
@@ -51,7 +51,7 @@ async fn sweep(inner: &Inner) {
         }
     }
     if !unlogged.is_empty() {
-        inner.approvals.requeue_expiries(unlogged, now);
+        inner.approvals.requeue_expiries(unlogged, now).await;
     }
     let mut unlogged = Vec::new();
     for withdrawal in found.withdrawn {
@@ -60,7 +60,7 @@ async fn sweep(inner: &Inner) {
         }
     }
     if !unlogged.is_empty() {
-        inner.approvals.requeue_withdrawals(unlogged, now);
+        inner.approvals.requeue_withdrawals(unlogged, now).await;
     }
     for (_, decision_id) in found.overdue {
         let result = error_json("deadline", "the approved work did not report back");

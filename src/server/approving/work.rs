@@ -71,7 +71,7 @@ impl Work {
             Ok(ready) => ready,
             Err((claim, error)) => {
                 let inner = self.state.inner();
-                inner.approvals.release(claim, inner.clock.now());
+                inner.approvals.release(claim, inner.clock.now()).await;
                 let _ = started.send(Err(error));
                 return None;
             }
@@ -94,10 +94,22 @@ impl Work {
             call: pending,
             ..
         } = claim;
-        let (facts, local_file) = self
+        let gathered = self
             .state
             .gather(&pending.session_key, &pending.session, &pending.call)
             .await;
+        let (facts, local_file) = match gathered {
+            Ok(gathered) => gathered,
+            Err(error) => {
+                let claim = Claim {
+                    id: self.id.clone(),
+                    decision_id: self.asked.clone(),
+                    card,
+                    call: pending,
+                };
+                return Err((claim, error));
+            }
+        };
         let prepared = Prepared {
             decision_id: uuid::Uuid::new_v4().to_string(),
             session_key: pending.session_key,
@@ -179,7 +191,8 @@ impl Work {
         };
         inner
             .approvals
-            .finish(&self.id, status, Some(result), inner.clock.now());
+            .finish(&self.id, status, Some(result), inner.clock.now())
+            .await;
     }
 }
 

@@ -72,6 +72,8 @@ pub struct RawConfig {
     /// A bearer token `GET /metrics` requires (none: the metrics are open; see
     /// docs/operators.md for what they expose).
     pub metrics_token: Option<String>,
+    /// Where shared state lives: absent (this process) or a `postgres://` URL (a fleet).
+    pub store: Option<String>,
     /// The file this configuration was read from (not a key): askgate's own, never read
     /// through a `local_path`.
     #[serde(skip)]
@@ -110,6 +112,7 @@ impl RawConfig {
                     .collect()
             }),
             log_dir: get("ASKGATE_LOG_DIR").map(PathBuf::from),
+            store: get("ASKGATE_STORE"),
             ..Self::default()
         }
     }
@@ -139,6 +142,7 @@ impl RawConfig {
             mcp: higher.mcp.or(self.mcp),
             notify: higher.notify.or(self.notify),
             metrics_token: higher.metrics_token.or(self.metrics_token),
+            store: higher.store.or(self.store),
             config_file: higher.config_file.or(self.config_file),
         }
     }

@@ -1,11 +1,14 @@
 //! server::console::session: who is signed in to the console. A session is a random token in an
 //! `HttpOnly`, `Secure`, `SameSite=Strict` cookie scoped to `/console`, with an expiry and its
 //! own CSRF token; the store is bounded (the oldest session goes first) and expired sessions
-//! are dropped when met. Approver tokens sign in; agent tokens never do.
+//! are dropped when met. Approver tokens sign in; agent tokens never do. The sessions are kept
+//! behind [`ConsoleBook`] (in this process, or in the fleet's store, so that an approver signed
+//! in through one replica is signed in on all).
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
+use async_trait::async_trait;
 use axum::http::HeaderMap;
 use subtle::ConstantTimeEq;
 use time::{Duration, OffsetDateTime};
@@ -27,22 +30,122 @@ pub struct ConsoleSession {
     pub expires_at: OffsetDateTime,
 }
 
-#[derive(Debug, Default)]
+/// The console's sessions, wherever they are kept: the events of a session's life.
+#[async_trait]
+pub trait ConsoleBook: Send + Sync {
+    /// Keeps `session` under `token`, the oldest signed out past [`MAX_SESSIONS`].
+    async fn signed_in(
+        &self,
+        token: &str,
+        session: &ConsoleSession,
+        now: OffsetDateTime,
+    ) -> Result<(), crate::store::StoreError>;
+    /// The live session under `token`; an expired one is forgotten.
+    async fn current(
+        &self,
+        token: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<ConsoleSession>, crate::store::StoreError>;
+    async fn signed_out(&self, token: &str) -> Result<(), crate::store::StoreError>;
+}
+
+/// Who is signed in. A store that cannot answer signs nobody in (the page asks to sign in
+/// again) and says why in the service's log. The sign-in throttle is this process's own.
 pub struct ConsoleSessions {
-    by_token: Mutex<HashMap<String, ConsoleSession>>,
+    book: Arc<dyn ConsoleBook>,
     /// Who failed to sign in lately, and must wait before trying again.
     pub sign_ins: super::throttle::SignInThrottle,
 }
 
+impl Default for ConsoleSessions {
+    fn default() -> Self {
+        Self::new(Arc::new(MemoryConsole::default()))
+    }
+}
+
 impl ConsoleSessions {
+    pub fn new(book: Arc<dyn ConsoleBook>) -> Self {
+        Self {
+            book,
+            sign_ins: super::throttle::SignInThrottle::default(),
+        }
+    }
+
     /// Signs `principal` in; returns the cookie token and the session.
-    pub fn signed_in(&self, principal: &str, now: OffsetDateTime) -> (String, ConsoleSession) {
+    pub async fn signed_in(
+        &self,
+        principal: &str,
+        now: OffsetDateTime,
+    ) -> Result<(String, ConsoleSession), crate::store::StoreError> {
         let token = random_token();
         let session = ConsoleSession {
             principal: principal.to_string(),
             csrf: random_token(),
             expires_at: now + SESSION_TTL,
         };
+        self.book.signed_in(&token, &session, now).await?;
+        Ok((token, session))
+    }
+
+    /// The live session behind the request's cookie, if any.
+    pub async fn current(
+        &self,
+        headers: &HeaderMap,
+        now: OffsetDateTime,
+    ) -> Option<ConsoleSession> {
+        let token = cookie(headers, COOKIE)?;
+        match self.book.current(&token, now).await {
+            Ok(session) => session,
+            Err(error) => {
+                tracing::warn!(%error, "console session not read");
+                None
+            }
+        }
+    }
+
+    pub async fn signed_out(&self, headers: &HeaderMap) {
+        if let Some(token) = cookie(headers, COOKIE) {
+            if let Err(error) = self.book.signed_out(&token).await {
+                tracing::warn!(%error, "console session not signed out");
+            }
+        }
+    }
+}
+
+/// Console sessions in this process.
+#[derive(Debug, Default)]
+pub struct MemoryConsole {
+    by_token: Mutex<HashMap<String, ConsoleSession>>,
+}
+
+#[async_trait]
+impl ConsoleBook for MemoryConsole {
+    async fn signed_in(
+        &self,
+        token: &str,
+        session: &ConsoleSession,
+        now: OffsetDateTime,
+    ) -> Result<(), crate::store::StoreError> {
+        self.insert(token, session, now);
+        Ok(())
+    }
+
+    async fn current(
+        &self,
+        token: &str,
+        now: OffsetDateTime,
+    ) -> Result<Option<ConsoleSession>, crate::store::StoreError> {
+        Ok(self.live(token, now))
+    }
+
+    async fn signed_out(&self, token: &str) -> Result<(), crate::store::StoreError> {
+        self.locked().remove(token);
+        Ok(())
+    }
+}
+
+impl MemoryConsole {
+    fn insert(&self, token: &str, session: &ConsoleSession, now: OffsetDateTime) {
         let mut sessions = self.locked();
         sessions.retain(|_, known| known.expires_at > now);
         while sessions.len() >= MAX_SESSIONS {
@@ -55,27 +158,18 @@ impl ConsoleSessions {
                 None => break,
             };
         }
-        sessions.insert(token.clone(), session.clone());
-        (token, session)
+        sessions.insert(token.to_string(), session.clone());
     }
 
-    /// The live session behind the request's cookie, if any.
-    pub fn current(&self, headers: &HeaderMap, now: OffsetDateTime) -> Option<ConsoleSession> {
-        let token = cookie(headers, COOKIE)?;
+    fn live(&self, token: &str, now: OffsetDateTime) -> Option<ConsoleSession> {
         let mut sessions = self.locked();
-        match sessions.get(&token) {
+        match sessions.get(token) {
             Some(session) if session.expires_at > now => Some(session.clone()),
             Some(_) => {
-                sessions.remove(&token);
+                sessions.remove(token);
                 None
             }
             None => None,
-        }
-    }
-
-    pub fn signed_out(&self, headers: &HeaderMap) {
-        if let Some(token) = cookie(headers, COOKIE) {
-            self.locked().remove(&token);
         }
     }
 
@@ -149,25 +243,31 @@ mod tests {
         headers
     }
 
-    #[test]
-    fn a_session_expires_and_is_forgotten() {
-        let sessions = ConsoleSessions::default();
-        let (token, _) = sessions.signed_in("alice", NOW);
-        assert!(sessions.current(&with_cookie(&token), NOW).is_some());
+    #[tokio::test]
+    async fn a_session_expires_and_is_forgotten() {
+        let book = Arc::new(MemoryConsole::default());
+        let sessions = ConsoleSessions::new(book.clone());
+        let (token, _) = sessions.signed_in("alice", NOW).await.unwrap();
+        assert!(sessions.current(&with_cookie(&token), NOW).await.is_some());
         let later = NOW + SESSION_TTL;
-        assert!(sessions.current(&with_cookie(&token), later).is_none());
-        assert!(sessions.is_empty());
+        assert!(sessions
+            .current(&with_cookie(&token), later)
+            .await
+            .is_none());
+        assert!(book.is_empty());
     }
 
-    #[test]
-    fn the_store_is_bounded_and_drops_the_oldest() {
-        let sessions = ConsoleSessions::default();
-        let (first, _) = sessions.signed_in("first", NOW);
+    #[tokio::test]
+    async fn the_store_is_bounded_and_drops_the_oldest() {
+        let book = Arc::new(MemoryConsole::default());
+        let sessions = ConsoleSessions::new(book.clone());
+        let (first, _) = sessions.signed_in("first", NOW).await.unwrap();
         for second in 1..=MAX_SESSIONS as i64 {
-            sessions.signed_in("later", NOW + Duration::seconds(second));
+            let later = NOW + Duration::seconds(second);
+            sessions.signed_in("later", later).await.unwrap();
         }
-        assert_eq!(sessions.len(), MAX_SESSIONS);
-        assert!(sessions.current(&with_cookie(&first), NOW).is_none());
+        assert_eq!(book.len(), MAX_SESSIONS);
+        assert!(sessions.current(&with_cookie(&first), NOW).await.is_none());
     }
 
     #[test]

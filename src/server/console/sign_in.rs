@@ -66,7 +66,10 @@ pub(super) async fn sign_in(
         }
     };
     console.sign_ins.succeeded(peer);
-    let (token, _) = console.signed_in(&caller.principal, now);
+    let (token, _) = match console.signed_in(&caller.principal, now).await {
+        Ok(signed_in) => signed_in,
+        Err(error) => return refused_sign_in(StatusCode::SERVICE_UNAVAILABLE, &error.to_string()),
+    };
     let mut response = Redirect::to("/console").into_response();
     for cookie in [
         set_cookie(COOKIE, &token, SESSION_TTL),

@@ -67,7 +67,7 @@ impl Front<'_> {
         prepared.waits_for = Some(self.state.inner().mcp.approval_wait);
         prepared.front_door = Some(FrontDoor::Mcp);
         let decision_id = prepared.decision_id.clone();
-        match self.state.handle(&session.caller, prepared).await {
+        match self.state.handle_held_open(&session.caller, prepared).await {
             Err(error) => outcome::error(&format!(
                 "askgate refused this call: {error} (decision {decision_id})"
             ))
@@ -135,13 +135,9 @@ impl Front<'_> {
     ) -> CallToolResult {
         let inner = self.state.inner();
         let now = inner.clock.now();
-        let expiry = |id: &str| {
-            inner
-                .approvals
-                .view(id, now)
-                .ok()
-                .map(|view| view.expires_at)
-        };
+        // Remembered as redeemed for as long as any approval can stay pending (the store is
+        // not read under the links' lock).
+        let expiry = |_: &str| Some(now + inner.approval_ttl);
         let principal = &session.caller.principal;
         let state = match self.links.redeem(sealed, principal, digest, now, expiry) {
             Ok(state) => state,
@@ -151,8 +147,9 @@ impl Front<'_> {
             }
         };
         inner.metrics.approval_link(LinkStep::Redeemed);
-        let owned = inner.approvals.owner(&state.approval, now).as_deref() == Some(principal);
-        let view = inner.approvals.view(&state.approval, now);
+        let owner = inner.approvals.owner(&state.approval, now).await;
+        let owned = owner.ok().flatten().as_deref() == Some(principal.as_str());
+        let view = inner.approvals.view(&state.approval, now).await;
         let (true, Ok(view)) = (owned, view) else {
             return outcome::error(&format!(
                 "askgate refused this retry: approval `{}` is not known for this caller",
@@ -217,7 +214,7 @@ async fn not_held(
         Ok(view) => view.status,
         Err(_) => {
             let now = state.inner().clock.now();
-            let view = state.inner().approvals.view(&approval.id, now);
+            let view = state.inner().approvals.view(&approval.id, now).await;
             view.map_or(approval.status, |view| view.status)
         }
     };

@@ -142,7 +142,7 @@ impl Hold<'_> {
         let clock = inner.clock.clone();
         tokio::select! {
             view = inner.approvals.wait(&self.approval.id, slice, move || clock.now()) => view,
-            () = self.cancelled.cancelled() => inner.approvals.view(&self.approval.id, inner.clock.now()),
+            () = self.cancelled.cancelled() => inner.approvals.view(&self.approval.id, inner.clock.now()).await,
         }
     }
 

@@ -1,0 +1,282 @@
+//! One conformance suite for every approval book: the in-memory book (the embedded default)
+//! and the PostgreSQL book of a fleet pass the same cases — exactly one claim wins, caps hold,
+//! a withdrawal or an expiry ends it once, a release puts the call back, paging is in order,
+//! and a wait returns when it ends.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askgate::authz::{Approval, ApprovalKind};
+use askgate::call::DesignCall;
+use askgate::facts::{CallSummary, Session};
+use askgate::server::approvals::{
+    ApprovalBook, ApprovalStatus, ApprovalStore, ApprovalView, ApprovedCall, CreateError,
+    PendingCall,
+};
+use askgate::server::config::ApprovalLimits;
+use askgate::server::error::ApiError;
+use askgate::store::postgres::{open, FleetOptions};
+use serde_json::json;
+use time::OffsetDateTime;
+
+use super::harness::Database;
+
+const TTL: time::Duration = time::Duration::seconds(300);
+
+fn t0() -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap()
+}
+
+fn limits() -> ApprovalLimits {
+    ApprovalLimits {
+        max_pending_per_caller: 2,
+        max_pending: 3,
+        max_held_bytes: 10_000,
+        retention: Duration::from_secs(60),
+        ..ApprovalLimits::default()
+    }
+}
+
+fn call(data: &str) -> PendingCall {
+    let input = json!({"operation": "write_files", "arguments": {"project_id": "p1",
+        "files": [{"path": "a.html", "data": data}]}});
+    PendingCall {
+        session_key: askgate::state::SessionKey::new("agent-one", "s"),
+        session: Session::default(),
+        call: ApprovedCall::Design(DesignCall::parse(input, None).unwrap()),
+        kinds: vec![ApprovalKind::Batch],
+    }
+}
+
+fn view(id: &str, caller: &str, now: OffsetDateTime) -> ApprovalView {
+    ApprovalView {
+        id: id.into(),
+        status: ApprovalStatus::Pending,
+        requested_by: caller.into(),
+        session_id: "s".into(),
+        summary: CallSummary {
+            tool: "ClaudeDesign".into(),
+            operation: "write_files".into(),
+            project_id: None,
+            targets: Arc::from(Vec::new()),
+            plan_writes: Vec::new(),
+            plan_deletes: Vec::new(),
+            writes: true,
+        },
+        card: Approval::Batch {
+            tool: "ClaudeDesign".into(),
+            operation: "write_files".into(),
+            project_id: None,
+            targets: Vec::new(),
+            writes: Vec::new(),
+            deletes: Vec::new(),
+            message: "m".into(),
+            scope: "this call only".into(),
+            also: Vec::new(),
+        },
+        created_at: now,
+        expires_at: now + TTL,
+        approved_by: None,
+        result: None,
+    }
+}
+
+async fn hold(book: &dyn ApprovalBook, id: &str, caller: &str) -> Result<(), CreateError> {
+    book.create(
+        view(id, caller, t0()),
+        call("x"),
+        &format!("d-{id}"),
+        false,
+        t0(),
+    )
+    .await
+    .map(|_| ())
+}
+
+/// Runs `case` against a fresh in-memory book and a fresh PostgreSQL book.
+async fn both<F, Fut>(test: &str, case: F)
+where
+    F: Fn(Arc<dyn ApprovalBook>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    case(Arc::new(ApprovalStore::new(limits()))).await;
+    let Some(database) = Database::fresh(test).await else {
+        return;
+    };
+    let stores = open(
+        &database.url,
+        FleetOptions::new(format!("conformance-{test}")),
+        limits(),
+    )
+    .await
+    .expect("the store opens");
+    case(stores.approvals.clone()).await;
+    stores.fleet.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_exactly_one_claim_wins_and_the_loser_is_told_why() {
+    both("one_claim", |book| async move {
+        hold(book.as_ref(), "ap_1", "agent-one").await.unwrap();
+        let claims = futures_util::future::join_all((0..8).map(|n| {
+            let book = Arc::clone(&book);
+            async move { book.claim("ap_1", &format!("approver-{n}"), t0()).await }
+        }))
+        .await;
+        let won = claims.iter().filter(|claim| claim.is_ok()).count();
+        assert_eq!(won, 1, "{claims:?}");
+        for lost in claims.iter().filter_map(|claim| claim.as_ref().err()) {
+            assert!(
+                matches!(lost, ApiError::ApprovalClosed { status, .. } if status == "running"),
+                "{lost:?}"
+            );
+        }
+        let claim = claims.into_iter().find_map(Result::ok).unwrap();
+        assert_eq!(claim.decision_id, "d-ap_1");
+        assert!(matches!(claim.call.call, ApprovedCall::Design(_)));
+        let running = book.view("ap_1", t0()).await.unwrap();
+        assert_eq!(running.status, ApprovalStatus::Running);
+        assert!(running.approved_by.unwrap().starts_with("approver-"));
+        let result = json!({"isError": false, "content": []});
+        assert!(
+            book.finish(
+                "ap_1",
+                ApprovalStatus::Completed,
+                Some(result.clone()),
+                t0()
+            )
+            .await
+        );
+        assert!(
+            !book
+                .finish("ap_1", ApprovalStatus::Failed, None, t0())
+                .await
+        );
+        let ended = book
+            .wait("ap_1", Duration::from_secs(5), &t0)
+            .await
+            .unwrap();
+        assert_eq!(ended.status, ApprovalStatus::Completed);
+        assert_eq!(ended.result, Some(result));
+        assert_eq!(book.decided(t0(), 10).await.unwrap().len(), 1);
+        assert!(matches!(
+            book.claim("ap_missing", "x", t0()).await,
+            Err(ApiError::UnknownApproval(_))
+        ));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_caps_hold_per_caller_and_in_all() {
+    both("caps", |book| async move {
+        hold(book.as_ref(), "ap_1", "agent-one").await.unwrap();
+        hold(book.as_ref(), "ap_2", "agent-one").await.unwrap();
+        assert!(matches!(
+            hold(book.as_ref(), "ap_3", "agent-one").await,
+            Err(CreateError::Limit(_))
+        ));
+        hold(book.as_ref(), "ap_4", "agent-two").await.unwrap();
+        assert!(matches!(
+            hold(book.as_ref(), "ap_5", "agent-three").await,
+            Err(CreateError::Limit(_))
+        ));
+        assert_eq!(book.pending_count(t0()).await.unwrap(), 3);
+        // An ended approval frees its place.
+        book.withdraw("ap_1", "gone", t0()).await.unwrap();
+        hold(book.as_ref(), "ap_6", "agent-one").await.unwrap();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_withdrawn_and_expired_approvals_end_once() {
+    both("withdraw_expire", |book| async move {
+        hold(book.as_ref(), "ap_1", "agent-one").await.unwrap();
+        hold(book.as_ref(), "ap_2", "agent-two").await.unwrap();
+        let withdrawal = book.withdraw("ap_1", "the client went away", t0()).await.unwrap();
+        assert_eq!(withdrawal.decision_id, "d-ap_1");
+        let late = book.claim("ap_1", "approver", t0()).await.unwrap_err();
+        assert!(
+            matches!(&late, ApiError::ApprovalClosed { status, .. } if status == "withdrawn (the client went away)"),
+            "{late:?}"
+        );
+        let later = t0() + TTL + time::Duration::seconds(1);
+        assert_eq!(book.view("ap_2", later).await.unwrap().status, ApprovalStatus::Expired);
+        let first = book.sweep(later).await;
+        let second = book.sweep(later).await;
+        let expired: Vec<_> = first.expired.iter().chain(&second.expired).collect();
+        assert_eq!(expired, [&("ap_2".to_string(), "d-ap_2".to_string())]);
+        assert!(book.claim("ap_2", "approver", later).await.is_err());
+        // An expiry not logged is queued again and found by the next sweep, once.
+        book.requeue_expiries(first.expired, later).await;
+        assert_eq!(book.sweep(later).await.expired.len(), 1);
+        assert!(book.sweep(later).await.expired.is_empty());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_a_release_puts_the_call_back_and_pages_keep_order() {
+    both("release_page", |book| async move {
+        for (id, caller) in [("ap_1", "a"), ("ap_2", "b"), ("ap_3", "c")] {
+            hold(book.as_ref(), id, caller).await.unwrap();
+        }
+        let claim = book.claim("ap_2", "approver", t0()).await.unwrap();
+        let first = book.page(t0(), None, 1).await.unwrap();
+        assert_eq!(first.approvals[0].id, "ap_1");
+        let cursor = first.next_cursor.unwrap().parse().unwrap();
+        let second = book.page(t0(), Some(cursor), 5).await.unwrap();
+        let ids: Vec<_> = second
+            .approvals
+            .iter()
+            .map(|view| view.id.as_str())
+            .collect();
+        assert_eq!(ids, ["ap_3"]);
+        assert!(second.next_cursor.is_none());
+        book.release(claim, t0()).await;
+        let again = book.view("ap_2", t0()).await.unwrap();
+        assert_eq!(again.status, ApprovalStatus::Pending);
+        assert_eq!(again.approved_by, None);
+        let refusal = book.claim_refusal("ap_2", "refuser", t0()).await.unwrap();
+        assert!(matches!(refusal.call.call, ApprovedCall::Design(_)));
+        assert!(
+            book.finish("ap_2", ApprovalStatus::Refused, None, t0())
+                .await
+        );
+        assert_eq!(
+            book.view("ap_2", t0()).await.unwrap().status,
+            ApprovalStatus::Refused
+        );
+        assert_eq!(
+            book.owner("ap_3", t0()).await.unwrap().as_deref(),
+            Some("c")
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_a_wait_returns_when_another_task_ends_the_approval() {
+    both("wait", |book| async move {
+        hold(book.as_ref(), "ap_1", "agent-one").await.unwrap();
+        let waiting = {
+            let book = Arc::clone(&book);
+            tokio::spawn(async move { book.wait("ap_1", Duration::from_secs(20), &t0).await })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        book.claim("ap_1", "approver", t0()).await.unwrap();
+        book.finish("ap_1", ApprovalStatus::Completed, None, t0())
+            .await;
+        let ended = waiting.await.unwrap().unwrap();
+        assert_eq!(ended.status, ApprovalStatus::Completed);
+        // A wait on a pending approval returns it, still pending, at its deadline.
+        hold(book.as_ref(), "ap_2", "agent-one").await.unwrap();
+        let still = book
+            .wait("ap_2", Duration::from_millis(50), &t0)
+            .await
+            .unwrap();
+        assert_eq!(still.status, ApprovalStatus::Pending);
+    })
+    .await;
+}

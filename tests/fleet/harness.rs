@@ -1,0 +1,330 @@
+//! The fleet harness: a fresh PostgreSQL database per test (created on the server at
+//! `ASKGATE_TEST_DATABASE_URL`, dropped when the test ends), replicas of the real binary as
+//! child processes on loopback (`serve --store`), and the calls the tests send. It only talks
+//! HTTP to the replicas and SQL to the store.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio_postgres::NoTls;
+
+pub use askgate::server::config::{DEMO_AGENT_TOKEN as AGENT, DEMO_APPROVER_TOKEN as APPROVER};
+
+/// The server the tests create their databases on.
+pub fn server_url() -> String {
+    std::env::var("ASKGATE_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
+}
+
+/// A database of its own for one test; dropped (connections and all) with the value.
+pub struct Database {
+    pub url: String,
+    name: String,
+}
+
+impl Database {
+    /// A fresh database, or `None` (said loudly) when no PostgreSQL answers.
+    pub async fn fresh(test: &str) -> Option<Database> {
+        let server = server_url();
+        let connected = tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio_postgres::connect(&server, NoTls),
+        )
+        .await;
+        let (client, connection) = match connected {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(error)) => return skipped(test, &error.to_string()),
+            Err(_) => return skipped(test, "no answer within 5 s"),
+        };
+        tokio::spawn(connection);
+        let suffix = uuid::Uuid::new_v4().simple().to_string();
+        let name = format!("askgate_{}", suffix.get(..16).unwrap_or("x"));
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("the test database is created");
+        let mut url = url::Url::parse(&server).expect("a URL");
+        url.set_path(&format!("/{name}"));
+        Some(Database {
+            url: url.to_string(),
+            name,
+        })
+    }
+
+    /// A client on the test's database.
+    pub async fn client(&self) -> tokio_postgres::Client {
+        let (client, connection) = tokio_postgres::connect(&self.url, NoTls)
+            .await
+            .expect("connects to the test database");
+        tokio::spawn(connection);
+        client
+    }
+}
+
+fn skipped(test: &str, cause: &str) -> Option<Database> {
+    eprintln!(
+        "\n!!!!! SKIPPED {test}: no PostgreSQL at {} ({cause}); set ASKGATE_TEST_DATABASE_URL !!!!!\n",
+        server_url()
+    );
+    None
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let server = server_url();
+        let name = self.name.clone();
+        // A thread of its own: the test's runtime may be shutting down.
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async move {
+                if let Ok((client, connection)) = tokio_postgres::connect(&server, NoTls).await {
+                    tokio::spawn(connection);
+                    let _ = client
+                        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .await;
+                }
+            });
+        });
+        let _ = dropped.join();
+    }
+}
+
+/// A status and a JSON body (`Null` when the body is not JSON).
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+}
+
+/// The managed example that turns a Projects `project_delete` into an ask.
+pub fn ask_delete_policies(work: &Path) -> PathBuf {
+    let dir = work.join("policies");
+    std::fs::create_dir_all(&dir).expect("policy dir");
+    let source =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/examples/ask-project-delete.cedar");
+    std::fs::copy(source, dir.join("ask-project-delete.cedar")).expect("policy copied");
+    dir
+}
+
+pub fn session(id: &str) -> Value {
+    json!({"id": id, "agent": "main", "mode": "default", "interactive": true})
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind port 0");
+    listener.local_addr().expect("address").port()
+}
+
+/// One replica: `askgate serve --store <url>` with its own work and log directories.
+pub struct Replica {
+    pub name: String,
+    pub url: String,
+    pub work: PathBuf,
+    pub http: reqwest::Client,
+    child: Child,
+}
+
+impl Replica {
+    /// Starts replica `name` of the fleet on `store`, in `root/name`, with `policies`.
+    pub async fn start(name: &str, root: &Path, store: &str, policies: &Path) -> Replica {
+        Replica::start_with(name, root, store, policies, &[]).await
+    }
+
+    /// Like [`Replica::start`], with `extra` arguments for `serve`.
+    pub async fn start_with(
+        name: &str,
+        root: &Path,
+        store: &str,
+        policies: &Path,
+        extra: &[&str],
+    ) -> Replica {
+        let work = root.join(name);
+        std::fs::create_dir_all(&work).expect("work dir");
+        let port = free_port();
+        let output = |file: &str| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(work.join(file))
+                .expect("output file")
+        };
+        let child = Command::new(env!("CARGO_BIN_EXE_askgate"))
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .arg("--store")
+            .arg(store)
+            .arg("--policies")
+            .arg(policies)
+            .arg("--log-dir")
+            .arg(work.join("logs"))
+            .args(["--watch-seconds", "0"])
+            .args(extra)
+            .env("ASKGATE_REPLICA", name)
+            .env("RUST_LOG", "info")
+            .current_dir(&work)
+            .stdin(Stdio::null())
+            .stdout(output("serve.out"))
+            .stderr(output("serve.err"))
+            .spawn()
+            .expect("askgate serve starts");
+        let replica = Replica {
+            name: name.to_string(),
+            url: format!("http://127.0.0.1:{port}"),
+            work,
+            http: reqwest::Client::new(),
+            child,
+        };
+        replica.wait_until_ready().await;
+        replica
+    }
+
+    async fn wait_until_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(reply) = self
+                .try_send(reqwest::Method::GET, "/healthz", None, None)
+                .await
+            {
+                if reply.status == 200 && reply.body["store"]["ready"] == true {
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!(
+            "replica {} did not become ready: {}",
+            self.name,
+            self.errors()
+        );
+    }
+
+    pub fn errors(&self) -> String {
+        std::fs::read_to_string(self.work.join("serve.err")).unwrap_or_default()
+    }
+
+    /// The URL of this replica's in-process sandbox upstream (from its start-up banner).
+    pub fn sandbox_url(&self) -> String {
+        let banner = std::fs::read_to_string(self.work.join("serve.out")).unwrap_or_default();
+        banner
+            .lines()
+            .find_map(|line| line.strip_prefix("upstream: in-process sandbox at "))
+            .and_then(|rest| rest.split_whitespace().next())
+            .expect("the banner names the sandbox")
+            .to_string()
+    }
+
+    /// How many Projects requests this replica's sandbox has seen.
+    pub async fn sandbox_projects_requests(&self) -> u64 {
+        let url = format!("{}/_sandbox/stats", self.sandbox_url());
+        let stats: Value = self
+            .http
+            .get(url)
+            .send()
+            .await
+            .expect("stats")
+            .json()
+            .await
+            .expect("json");
+        stats["projects_requests"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{stats}"))
+    }
+
+    pub async fn try_send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> Result<Reply, reqwest::Error> {
+        let mut request = self.http.request(method, format!("{}{path}", self.url));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        let response = request.send().await?;
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await?;
+        let body = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        Ok(Reply { status, body })
+    }
+
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> Reply {
+        self.try_send(method, path, token, body)
+            .await
+            .unwrap_or_else(|error| panic!("{} {path}: {error}", self.name))
+    }
+
+    /// Asks for a Projects `project_delete` of `path`; returns the approval id.
+    pub async fn ask_delete(&self, session_id: &str, path: &str) -> String {
+        let body = json!({"session": session(session_id),
+                          "input": {"method": "project_delete", "path": path}});
+        let reply = self
+            .send(
+                reqwest::Method::POST,
+                "/v1/projects/call",
+                Some(AGENT),
+                Some(&body),
+            )
+            .await;
+        assert_eq!(reply.status, 202, "expected an ask: {}", reply.body);
+        reply.body["approval"]["id"]
+            .as_str()
+            .expect("approval id")
+            .to_string()
+    }
+
+    pub async fn approve(&self, id: &str) -> Reply {
+        self.send(
+            reqwest::Method::POST,
+            &format!("/v1/approvals/{id}/approve"),
+            Some(APPROVER),
+            None,
+        )
+        .await
+    }
+
+    pub async fn approval(&self, id: &str, wait: &str) -> Reply {
+        self.send(
+            reqwest::Method::GET,
+            &format!("/v1/approvals/{id}?wait={wait}"),
+            Some(AGENT),
+            None,
+        )
+        .await
+    }
+
+    pub async fn healthz(&self) -> Reply {
+        self.send(reqwest::Method::GET, "/healthz", None, None)
+            .await
+    }
+
+    /// SIGKILL, then reap.
+    pub fn kill_9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
