@@ -1,27 +1,35 @@
 //! analysis: what a policy set could ever decide, proved by Cedar's symbolic compiler
 //! (`cedar-policy-symcc`) and the `cvc5` SMT solver — `askgate diff` and
-//! `askgate validate --analyze`. Async and spawns a solver process, so it lives apart from
-//! the decision core (`authz` stays pure and synchronous); every counterexample it reports
-//! is re-decided by the real `decide` before it is shown.
+//! `askgate validate --analyze`. Spawns solver processes, so it lives apart from the decision
+//! core (`authz` stays pure and synchronous); every counterexample it reports is decided by the
+//! real `decide` and checked as a scenario before it is shown.
 //!
-//! Map: `solver` (starting `cvc5`, the one place the solver is named), `environments` (the
-//! schema's request environments and the guard policies of the two questions), `wellformed`
-//! (guards confining the solver to requests askgate can build), `diff` (what
-//! one policy change newly allows, makes askable or makes stricter), `concrete` (a
-//! synthesized Cedar request decided the way `decide` would), `render` (a counterexample as a
-//! scenario file, checked against both sides), `lint` (policies that can error, dead rules).
+//! Map: `solver` (the `cvc5` workers, the one place the solver is named), `environments` (the
+//! schema's request environments, the policies reaching each), `expr` (Cedar expressions in
+//! the JSON policy format), `outcome` (a set's tri-state answer as one expression; `approved`:
+//! the second question read on the first question's request; `answer`: the answers and kinds
+//! of change), `wellformed` (the requests real calls produce), `diff` (what one policy change
+//! does, environment by environment; `block`: a request ruled out when asking again),
+//! `concrete` (a synthesized request decided the way `decide` would), `render` (a
+//! counterexample as a scenario file, checked on both sides), `lint` (policies that can err,
+//! dead rules).
 
+pub mod answer;
+pub mod approved;
+pub mod block;
 pub mod concrete;
 pub mod diff;
 pub mod environments;
+pub mod expr;
 pub mod lint;
+pub mod outcome;
 pub mod render;
 pub mod solver;
 pub mod wellformed;
 
-pub use diff::{diff, Category, DiffReport, Finding};
+pub use answer::{Answer, Category};
+pub use diff::{diff, DiffReport, Finding};
 pub use lint::{analyze, LintReport};
-pub use solver::Solver;
 
 /// Why an analysis could not run. Every variant ends the command with exit 4: an analysis
 /// that did not run never reports "nothing changed".

@@ -15,5 +15,5 @@ pub use record::{
     ApprovalAction, ApprovalRecord, DecisionOrigin, DecisionRecord, OutcomeRecord, OutcomeStatus,
     Record, ShadowRecord, Verdict, FORMAT_VERSION,
 };
-pub use replay::{replay, Change, LogText, ReplayReport};
+pub use replay::{compare, replay, Change, LogText, ReplayReport, ReplaySets};
 pub use writer::{DecisionLog, Durability, LogError, LogFailure, LogOptions};

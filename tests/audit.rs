@@ -11,7 +11,7 @@ use askgate::audit::record::{format_time, REDACTED};
 use askgate::audit::{
     read_log, replay, ApprovalAction, ApprovalRecord, DecisionLog, DecisionOrigin, DecisionRecord,
     Durability, LogLine, LogOptions, LogText, OutcomeRecord, OutcomeStatus, ProblemKind, Record,
-    Verdict,
+    ReplaySets, Verdict,
 };
 use askgate::authz::{decide, PolicySnapshot};
 use askgate::scenario::run::gather;
@@ -362,7 +362,14 @@ fn random_bytes_never_panic_the_reader_or_replay() {
         file: "random".to_string(),
         bytes,
     }];
-    let report = replay(&logs, &snapshot, 3);
+    let report = replay(
+        &logs,
+        &ReplaySets {
+            live: &snapshot,
+            hook: &snapshot,
+        },
+        3,
+    );
     assert_eq!(report.records, 0);
     assert!(!report.problems.is_empty());
     assert_eq!(report.problems.last().unwrap().kind, ProblemKind::Torn);
@@ -390,12 +397,21 @@ fn replay_on_the_same_policies_changes_nothing() {
         askgate(&["replay", logs.to_str().unwrap(), "--jobs", "3", "--stats"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let expected = format!(
-        "replayed {} records ({} decisions) against {}: 0 changed",
+        "replayed {} records ({} decisions): 0 changed",
         records.len() * 2,
         records.len(),
-        snapshot.hash()
     );
     assert!(stdout.starts_with(&expected), "{stdout}");
+    // R1: the header names the snapshots that wrote the log and the ones that decide it now.
+    assert!(
+        stdout.contains(&format!("replayed on: live {}", snapshot.hash())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("logged by:   live {}", snapshot.hash())),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("warning:"), "{stdout}");
     assert!(stderr.contains("records/s"), "{stderr}");
 }
 

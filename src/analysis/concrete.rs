@@ -1,15 +1,18 @@
 //! analysis::concrete: a synthesized Cedar request decided exactly as askgate would decide
-//! it — call requests through `authz::decide` (both questions, errors deny), target requests
-//! through the target classification's one evaluation (ordinary = allow, blocked = deny).
-//! The solver only proposes requests; this is what reports call a request's decision.
+//! it — call requests through `authz::decide` (both questions, errors deny, the approval card
+//! built from the facts), target requests through the target classification's one evaluation
+//! (ordinary = allow, blocked = deny). The solver only proposes requests; this is what
+//! reports call a request's answer.
 
 use cedar_policy::{EntityUid, Request};
 use serde::Serialize;
 
-use crate::authz::context::{CallContext, TargetContext};
+use super::answer::Answer;
+use crate::authz::context::{CallContext, SurfaceContext, TargetContext};
 use crate::authz::evaluate::evaluate;
-use crate::authz::{decide, Outcome, PolicySnapshot};
+use crate::authz::{decide, PolicySnapshot};
 use crate::facts::{CallFacts, CallSummary, EntityRef};
+use crate::identity::ProjectIdentity;
 
 /// A synthesized request in askgate's terms: entities by type and id, the context as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -48,23 +51,33 @@ fn entity(uid: &EntityUid) -> EntityRef {
     EntityRef::new(&uid.type_name().to_string(), uid.id().unescaped())
 }
 
-/// askgate's decision of `request` on `snapshot`.
-pub fn decide_raw(request: &RawRequest, snapshot: &PolicySnapshot, target: bool) -> Outcome {
+/// askgate's answer to `request` on `snapshot`.
+pub fn decide_raw(request: &RawRequest, snapshot: &PolicySnapshot, target: bool) -> Answer {
     let decided = if target {
         decide_target(request, snapshot)
     } else {
         decide_call(request, snapshot)
     };
     // A request that cannot even be built is denied, as `decide` denies it.
-    decided.unwrap_or(Outcome::Deny)
+    decided.unwrap_or(Answer::Deny)
 }
 
-fn decide_call(request: &RawRequest, snapshot: &PolicySnapshot) -> Result<Outcome, String> {
+fn decide_call(request: &RawRequest, snapshot: &PolicySnapshot) -> Result<Answer, String> {
     let context = request.call_context()?;
-    let tool = if request.resource.kind == "AttachedProject" {
-        "Projects"
-    } else {
-        "ClaudeDesign"
+    let (tool, identity, targets) = match &context.surface {
+        SurfaceContext::Design(design) => {
+            // A verified identity is what the grant card shows; the facts hold its scope.
+            let identity = design.identity_verified.then(|| ProjectIdentity {
+                project_id: design.project_id.clone(),
+                name: "diff counterexample".to_string(),
+                sharing_scope: design.sharing_scope.clone(),
+                sharing_label: design.sharing_scope.clone(),
+                url: format!("https://claude.ai/design/p/{}", design.project_id),
+            });
+            let targets: Vec<String> = design.targets.paths.iter().cloned().collect();
+            ("ClaudeDesign", identity, targets)
+        }
+        SurfaceContext::Projects(_) => ("Projects", None, Vec::new()),
     };
     let facts = CallFacts {
         principal: request.principal.clone(),
@@ -72,21 +85,21 @@ fn decide_call(request: &RawRequest, snapshot: &PolicySnapshot) -> Result<Outcom
         resource: request.resource.clone(),
         context: std::sync::Arc::new(context),
         targets: std::sync::Arc::default(),
-        identity: None,
+        identity,
         summary: CallSummary {
             tool: tool.to_string(),
             operation: request.action.clone(),
             project_id: None,
-            targets: std::sync::Arc::default(),
+            targets: targets.into(),
             plan_writes: Vec::new(),
             plan_deletes: Vec::new(),
             writes: false,
         },
     };
-    Ok(decide(&facts, snapshot).decision)
+    Ok(Answer::of(&decide(&facts, snapshot)))
 }
 
-fn decide_target(request: &RawRequest, snapshot: &PolicySnapshot) -> Result<Outcome, String> {
+fn decide_target(request: &RawRequest, snapshot: &PolicySnapshot) -> Result<Answer, String> {
     let context = request
         .target_context()?
         .to_cedar_context()
@@ -99,8 +112,8 @@ fn decide_target(request: &RawRequest, snapshot: &PolicySnapshot) -> Result<Outc
     let answer = evaluate(snapshot, &principal, &action, &resource, context)
         .map_err(|error| error.to_string())?;
     Ok(if answer.is_clean_allow() {
-        Outcome::Allow
+        Answer::Allow
     } else {
-        Outcome::Deny
+        Answer::Deny
     })
 }

@@ -1,56 +1,37 @@
 //! analysis::diff: what a policy change could ever do, environment by environment. For each
-//! request environment the solver is asked, per question, for a request one side allows and
-//! the other does not (`check_implies` with a counterexample, both directions); each request
-//! it proposes is then decided by askgate on both sides (`concrete`) and filed by the real
-//! transition: newly allowed without a human (deny/ask → allow), newly askable (deny → ask),
-//! newly stricter (allow → ask/deny, ask → deny). One counterexample per finding.
+//! request environment whose policies differ, the solver is asked for a request a real call
+//! can produce (`wellformed`) on which the two sides answer differently (`outcome`: the
+//! tri-state with its approval kind), among the transitions not found yet. Each request it
+//! proposes is decided by askgate on both sides (`concrete`) and written as a scenario that is
+//! checked on both sides (`render`): a scenario whose check shows a change is a finding, filed
+//! under the transition the check shows (one counterexample per transition); a request whose
+//! change no scenario shows is listed apart as a Cedar request only. Either way the request
+//! is blocked and the solver asked again, a bounded number of times.
 
 use std::collections::BTreeSet;
 
 use cedar_policy::Schema;
+use cedar_policy_symcc::CompiledPolicy;
 use serde::Serialize;
 
+use super::answer::{Answer, Category};
+use super::block::block;
 use super::concrete::{decide_raw, RawRequest};
-use super::environments::{compile, environments, reaching, Environment, Question};
+use super::environments::{environments, reaching, Environment};
+use super::expr::{self, Expr};
+use super::outcome::outcome;
 use super::render::{render, Rendered};
-use super::solver::Solver;
+use super::solver::{each, Worker};
+use super::wellformed::{self, Approvals, Literals};
 use super::AnalysisError;
-use crate::authz::{Outcome, PolicySnapshot};
+use crate::authz::PolicySnapshot;
 
-/// The kind of change a finding shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Category {
-    NewlyAllowed,
-    NewlyAskable,
-    NewlyStricter,
-}
+/// The before side's answer numbers are scaled by this, so their sum names the pair.
+const PAIR_SCALE: i64 = 8;
 
-impl Category {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::NewlyAllowed => "newly allowed without a human",
-            Self::NewlyAskable => "newly askable",
-            Self::NewlyStricter => "newly stricter",
-        }
-    }
-
-    /// The category of a transition, `None` when askgate decides both sides alike.
-    pub fn of(before: Outcome, after: Outcome) -> Option<Self> {
-        use Outcome::{Allow, Ask, Deny};
-        match (before, after) {
-            (Ask | Deny, Allow) => Some(Self::NewlyAllowed),
-            (Deny, Ask) => Some(Self::NewlyAskable),
-            (Allow, Ask | Deny) | (Ask, Deny) => Some(Self::NewlyStricter),
-            _ => None,
-        }
-    }
-
-    /// Whether the change widens what an agent may do (the exit-5 categories).
-    pub fn widens(self) -> bool {
-        self != Self::NewlyStricter
-    }
-}
+/// How many proposed requests per environment may show no new real change before the
+/// environment's remaining transitions are concluded alike.
+pub const MAX_MISSES: usize = 4;
 
 /// One kind of request a change decides differently, with one example.
 #[derive(Debug, Clone, Serialize)]
@@ -59,11 +40,17 @@ pub struct Finding {
     pub principal_type: String,
     pub action: String,
     pub resource_type: String,
-    /// askgate's decisions of the synthesized request before and after.
-    pub before: Outcome,
-    pub after: Outcome,
+    /// askgate's answers before and after: for a finding, `check`'s on the scenario; for a
+    /// Cedar request only, `decide`'s on the synthesized request.
+    pub before: Answer,
+    pub after: Answer,
     /// The synthesized Cedar request (principal, action, resource, context).
     pub request: RawRequest,
+    /// `decide`'s answers to the synthesized request itself.
+    pub request_before: Answer,
+    pub request_after: Answer,
+    /// The scenario's check shows this finding's change (always, for a counted finding).
+    pub reproduces: bool,
     #[serde(flatten)]
     pub scenario: Rendered,
 }
@@ -72,12 +59,18 @@ pub struct Finding {
 #[derive(Debug, Clone, Serialize)]
 pub struct DiffReport {
     pub environments: usize,
+    /// Changes a real call shows, each with a scenario `check` reproduces.
     pub findings: Vec<Finding>,
-    /// Requests the solver proposed that askgate decides alike on both sides (a Cedar-level
-    /// difference the tri-state does not show, e.g. a second question only one side asks).
+    /// Differences of Cedar requests that no scenario shows (none sets exit 5).
+    pub cedar_only: Vec<Finding>,
+    /// Proposed requests askgate decides alike on both sides (blocked, then asked again).
     pub alike: usize,
     /// Environments whose policies are the same text on both sides (decided alike, not asked).
     pub identical: usize,
+    /// Environments whose search stopped at `MAX_MISSES`.
+    pub exhausted: Vec<String>,
+    /// Questions asked of the solver.
+    pub queries: usize,
 }
 
 impl DiffReport {
@@ -101,100 +94,197 @@ pub struct Sides<'a> {
     pub after: &'a PolicySnapshot,
 }
 
-/// Compares `sides` for every request environment of `schema`.
-pub async fn diff(
-    solver: &mut Solver,
-    schema: &Schema,
-    sides: &Sides<'_>,
-) -> Result<DiffReport, AnalysisError> {
+/// What the search found in one environment.
+#[derive(Default)]
+struct Searched {
+    findings: Vec<Finding>,
+    cedar_only: Vec<Finding>,
+    alike: usize,
+    exhausted: bool,
+    queries: usize,
+}
+
+/// Compares `sides` for every request environment of `schema`, environments in parallel.
+pub fn diff(schema: &Schema, sides: &Sides<'_>) -> Result<DiffReport, AnalysisError> {
     let all = environments(schema);
+    let literals = Literals::of(&[sides.before, sides.after]);
+    let changed: Vec<&Environment> = all
+        .iter()
+        .filter(|environment| {
+            let texts = |snapshot: &PolicySnapshot| {
+                reaching(snapshot.policies(), environment, snapshot.action_entities())
+            };
+            texts(sides.before) != texts(sides.after)
+        })
+        .collect();
+    let searched = each(&changed, |worker, environment| {
+        search(worker, schema, sides, &literals, environment)
+    })?;
     let mut report = DiffReport {
         environments: all.len(),
         findings: Vec::new(),
+        cedar_only: Vec::new(),
         alike: 0,
-        identical: 0,
+        identical: all.len() - changed.len(),
+        exhausted: Vec::new(),
+        queries: 0,
     };
-    for environment in &all {
-        if reaching(
-            sides.before.policies(),
-            environment,
-            sides.before.action_entities(),
-        ) == reaching(
-            sides.after.policies(),
-            environment,
-            sides.after.action_entities(),
-        ) {
-            report.identical += 1;
-            continue;
-        }
-        let questions: &[Question] = if environment.is_target() {
-            &[Question::Target]
-        } else {
-            &[Question::Unapproved, Question::Approved]
-        };
-        let mut seen = BTreeSet::new();
-        for question in questions {
-            for request in candidates(solver, schema, sides, environment, *question).await? {
-                file(&mut report, &mut seen, environment, sides, request);
-            }
+    for (environment, searched) in changed.iter().zip(searched) {
+        report.findings.extend(searched.findings);
+        report.cedar_only.extend(searched.cedar_only);
+        report.alike += searched.alike;
+        report.queries += searched.queries;
+        if searched.exhausted {
+            report.exhausted.push(environment.label());
         }
     }
     Ok(report)
 }
 
-/// The solver's requests for one question: one the after side allows and the before side
-/// does not, and one the other way round.
-async fn candidates(
-    solver: &mut Solver,
-    schema: &Schema,
-    sides: &Sides<'_>,
-    environment: &Environment,
-    question: Question,
-) -> Result<Vec<RawRequest>, AnalysisError> {
-    let before = compile(sides.before.policies(), question, environment, schema)?;
-    let after = compile(sides.after.policies(), question, environment, schema)?;
-    let mut found = Vec::new();
-    for (wider, narrower) in [(&after, &before), (&before, &after)] {
-        let example = solver
-            .compiler
-            .check_implies_with_counterexample_opt(wider, narrower)
-            .await
-            .map_err(|error| AnalysisError::Solver {
-                action: environment.label(),
-                message: error.to_string(),
-            })?;
-        found.extend(example.and_then(|env| RawRequest::of(&env.request)));
-    }
-    Ok(found)
+/// A kind of transition: the outcomes before and after (allow 0, ask 1, deny 2), an ask whose
+/// approval kind changed being `(1, 1)`. One finding is reported per transition.
+type Transition = (u8, u8);
+
+fn transition((before, after): (Answer, Answer)) -> Transition {
+    let outcome = |answer: Answer| match answer {
+        Answer::Allow => 0,
+        Answer::Ask(_) => 1,
+        Answer::Deny => 2,
+    };
+    (outcome(before), outcome(after))
 }
 
-/// Decides `request` on both sides and files it under its category, once per category.
-fn file(
-    report: &mut DiffReport,
-    seen: &mut BTreeSet<Category>,
+/// Every pair of different answers an environment can show.
+fn pairs(environment: &Environment) -> Vec<(Answer, Answer)> {
+    let answers: &[Answer] = if environment.is_target() {
+        &[Answer::Allow, Answer::Deny]
+    } else {
+        &Answer::ALL
+    };
+    answers
+        .iter()
+        .flat_map(|before| answers.iter().map(move |after| (*before, *after)))
+        .filter(|(before, after)| before != after)
+        .collect()
+}
+
+/// The question: a well-formed request, not blocked, whose pair of answers is one of a
+/// transition still `open`.
+fn question(
+    environment: &Environment,
+    (wellformed, before, after): (&Expr, &Expr, &Expr),
+    open: &BTreeSet<Transition>,
+    blocked: &[Expr],
+) -> Expr {
+    let codes = expr::set(
+        pairs(environment)
+            .into_iter()
+            .filter(|pair| open.contains(&transition(*pair)))
+            .map(|(b, a)| expr::long(b.code() * PAIR_SCALE + a.code())),
+    );
+    let pair = expr::plus(before.clone(), after.clone());
+    let unblocked = expr::all(blocked.iter().cloned().map(expr::not));
+    expr::all([wellformed.clone(), unblocked, expr::contains(codes, pair)])
+}
+
+fn search(
+    worker: &mut Worker,
+    schema: &Schema,
+    sides: &Sides<'_>,
+    literals: &Literals,
+    environment: &Environment,
+) -> Result<Searched, AnalysisError> {
+    let wellformed = wellformed::condition(environment, literals, Approvals::None)?;
+    let before = outcome(sides.before, environment, PAIR_SCALE);
+    let after = outcome(sides.after, environment, 1);
+    let mut open: BTreeSet<Transition> = pairs(environment).into_iter().map(transition).collect();
+    let mut blocked = Vec::new();
+    let mut misses = 0;
+    let mut searched = Searched::default();
+    let label = environment.label();
+    while !open.is_empty() && misses < MAX_MISSES {
+        let body = question(environment, (&wellformed, &before, &after), &open, &blocked);
+        let policy = expr::question("analysis.diff", body)?;
+        let compiled =
+            CompiledPolicy::compile(&policy, &environment.env, schema).map_err(|error| {
+                AnalysisError::Compile {
+                    action: label.clone(),
+                    message: error.to_string(),
+                }
+            })?;
+        searched.queries += 1;
+        let example = worker.example(&compiled, &label)?;
+        let Some(example) = example else {
+            break;
+        };
+        let Some(request) = RawRequest::of(&example.request) else {
+            searched.exhausted = true;
+            break;
+        };
+        let progress = examine(&mut searched, &mut open, environment, sides, &request);
+        if !progress {
+            misses += 1;
+        }
+        blocked.push(block(&request)?);
+    }
+    searched.exhausted |= misses >= MAX_MISSES && !open.is_empty();
+    Ok(searched)
+}
+
+/// Decides `request` and its scenario on both sides and files it; true when it showed a real
+/// change not found before.
+fn examine(
+    searched: &mut Searched,
+    open: &mut BTreeSet<Transition>,
     environment: &Environment,
     sides: &Sides<'_>,
-    request: RawRequest,
-) {
+    request: &RawRequest,
+) -> bool {
     let target = environment.is_target();
-    let before = decide_raw(&request, sides.before, target);
-    let after = decide_raw(&request, sides.after, target);
-    let Some(category) = Category::of(before, after) else {
-        report.alike += 1;
-        return;
+    let raw = (
+        decide_raw(request, sides.before, target),
+        decide_raw(request, sides.after, target),
+    );
+    let rendered = render(request, target, sides, raw);
+    let finding = |pair: (Answer, Answer), reproduces: bool, rendered: Rendered| {
+        Category::of(pair.0, pair.1).map(|category| Finding {
+            category,
+            principal_type: environment.principal.clone(),
+            action: environment.action.clone(),
+            resource_type: environment.resource.clone(),
+            before: pair.0,
+            after: pair.1,
+            request: request.clone(),
+            request_before: raw.0,
+            request_after: raw.1,
+            reproduces,
+            scenario: rendered,
+        })
     };
-    if !seen.insert(category) {
-        return;
+    if let Some(shown) = rendered.shown.filter(|_| rendered.changes()) {
+        // A target's change shows as a change of the call that names it.
+        let found = if target {
+            transition(raw)
+        } else {
+            transition(shown)
+        };
+        if !open.remove(&found) {
+            return false;
+        }
+        searched.findings.extend(finding(shown, true, rendered));
+        return true;
     }
-    let scenario = render(&request, target, sides, category);
-    report.findings.push(Finding {
-        category,
-        principal_type: environment.principal.clone(),
-        action: environment.action.clone(),
-        resource_type: environment.resource.clone(),
-        before,
-        after,
-        request,
-        scenario,
-    });
+    match finding(raw, false, rendered) {
+        Some(only) => {
+            let known = searched
+                .cedar_only
+                .iter()
+                .any(|seen| transition((seen.before, seen.after)) == transition(raw));
+            if !known {
+                searched.cedar_only.push(only);
+            }
+        }
+        None => searched.alike += 1,
+    }
+    false
 }

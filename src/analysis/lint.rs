@@ -1,7 +1,11 @@
-//! analysis::lint: `validate --analyze` — per policy, whether it can fail to evaluate (Cedar
-//! skips an erroring policy; askgate then denies the call, so such a rule silently turns into
-//! a deny) with a request that makes it err, and whether it can ever apply (a `permit` or
-//! `forbid` that matches no request of any environment is dead).
+//! analysis::lint: `validate --analyze` — per policy, whether it can fail to evaluate for a
+//! request a real call produces (Cedar skips an erroring policy; askgate then denies the call,
+//! so such a rule silently turns into a deny), with that request, and whether it applies to
+//! any such request (a rule that applies to none is dead: a mode name with a typo, an upper
+//! case literal compared with a lowercased path, a method that is not its action). "A real
+//! call" is `wellformed`'s condition, the one `diff` uses. Policies are analyzed in parallel.
+
+use std::collections::BTreeMap;
 
 use cedar_policy::{Policy, Schema};
 use cedar_policy_symcc::CompiledPolicy;
@@ -9,7 +13,9 @@ use serde::Serialize;
 
 use super::concrete::RawRequest;
 use super::environments::{environments, reaches, Environment};
-use super::solver::Solver;
+use super::expr::{self, Expr};
+use super::solver::{each, Worker};
+use super::wellformed::{self, Approvals, Literals};
 use super::AnalysisError;
 use crate::authz::PolicySnapshot;
 
@@ -23,7 +29,7 @@ pub struct ErringPolicy {
     pub request: Option<RawRequest>,
 }
 
-/// A policy that applies to no request of any environment.
+/// A policy that applies to no request a real call produces, in any environment.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeadRule {
     pub policy: String,
@@ -47,88 +53,145 @@ impl LintReport {
     }
 }
 
-/// A request of `environment` on which the compiled policy fails to evaluate, if any (the
-/// inner `None`: the solver's model named no complete request).
-pub async fn can_error(
-    solver: &mut Solver,
-    compiled: &CompiledPolicy,
-    environment: &Environment,
-) -> Result<Option<Option<RawRequest>>, AnalysisError> {
-    let example = solver
-        .compiler
-        .check_never_errors_with_counterexample_opt(compiled)
-        .await
-        .map_err(|error| solver_error(environment, &error))?;
-    Ok(example.map(|env| RawRequest::of(&env.request)))
+/// What was found for one policy.
+struct Linted {
+    checked: usize,
+    erring: Option<ErringPolicy>,
+    dead: Option<DeadRule>,
 }
 
 /// Analyzes every policy of `snapshot` in every environment its action scope reaches.
-pub async fn analyze(
-    solver: &mut Solver,
-    schema: &Schema,
-    snapshot: &PolicySnapshot,
-) -> Result<LintReport, AnalysisError> {
+pub fn analyze(schema: &Schema, snapshot: &PolicySnapshot) -> Result<LintReport, AnalysisError> {
     let all = environments(schema);
-    let mut report = LintReport::default();
+    let literals = Literals::of(&[snapshot]);
+    let mut wellformed = BTreeMap::new();
+    for (index, environment) in all.iter().enumerate() {
+        wellformed.insert(
+            index,
+            wellformed::condition(environment, &literals, Approvals::Any)?,
+        );
+    }
     let mut policies: Vec<&Policy> = snapshot.policies().policies().collect();
     policies.sort_by_key(|policy| policy.id().to_string());
-    report.policies = policies.len();
-    for policy in policies {
-        let Some(meta) = snapshot.meta(policy.id()) else {
-            continue;
-        };
-        let mut matches = false;
-        let mut erring = None;
-        for environment in all
+    let linted = each(&policies, |worker, policy| {
+        let reached: Vec<(&Environment, &Expr)> = all
             .iter()
-            .filter(|env| reaches(policy, env, snapshot.action_entities()))
-        {
-            let compiled = CompiledPolicy::compile(policy, &environment.env, schema)
-                .map_err(|error| compile_error(environment, &error))?;
-            report.checked += 1;
-            if erring.is_none() {
-                erring = can_error(solver, &compiled, environment)
-                    .await?
-                    .map(|request| (environment.label(), request));
-            }
-            if !matches {
-                matches = !solver
-                    .compiler
-                    .check_never_matches_opt(&compiled)
-                    .await
-                    .map_err(|error| solver_error(environment, &error))?;
-            }
-        }
-        if let Some((environment, request)) = erring {
-            report.can_error.push(ErringPolicy {
-                policy: meta.id.clone(),
-                file: meta.file.clone(),
-                line: meta.line,
-                environment,
-                request,
-            });
-        }
-        if !matches {
-            report.dead.push(DeadRule {
-                policy: meta.id.clone(),
-                file: meta.file.clone(),
-                line: meta.line,
-                effect: format!("{:?}", meta.effect).to_lowercase(),
-            });
-        }
+            .enumerate()
+            .filter(|(_, environment)| reaches(policy, environment, snapshot.action_entities()))
+            .filter_map(|(index, environment)| Some((environment, wellformed.get(&index)?)))
+            .collect();
+        lint(worker, schema, snapshot, policy, &reached)
+    })?;
+    let mut report = LintReport {
+        policies: policies.len(),
+        ..LintReport::default()
+    };
+    for found in linted {
+        report.checked += found.checked;
+        report.can_error.extend(found.erring);
+        report.dead.extend(found.dead);
     }
     Ok(report)
 }
 
-fn compile_error(environment: &Environment, error: &impl std::fmt::Display) -> AnalysisError {
-    AnalysisError::Compile {
-        action: environment.label(),
-        message: error.to_string(),
+fn lint(
+    worker: &mut Worker,
+    schema: &Schema,
+    snapshot: &PolicySnapshot,
+    policy: &Policy,
+    reached: &[(&Environment, &Expr)],
+) -> Result<Linted, AnalysisError> {
+    let Some(meta) = snapshot.meta(policy.id()) else {
+        return Ok(Linted {
+            checked: 0,
+            erring: None,
+            dead: None,
+        });
+    };
+    let holds = expr::holds(policy);
+    let mut linted = Linted {
+        checked: 0,
+        erring: None,
+        dead: None,
+    };
+    let mut applies = false;
+    for (environment, wellformed) in reached {
+        linted.checked += 1;
+        if linted.erring.is_none() {
+            if let Some(request) = erring(worker, schema, policy, &holds, environment, wellformed)?
+            {
+                linted.erring = Some(ErringPolicy {
+                    policy: meta.id.clone(),
+                    file: meta.file.clone(),
+                    line: meta.line,
+                    environment: environment.label(),
+                    request,
+                });
+            }
+        }
+        if !applies {
+            let question = compile(
+                &expr::and((*wellformed).clone(), holds.clone()),
+                environment,
+                schema,
+            )?;
+            applies = !worker.never_matches(&question, &environment.label())?;
+        }
+        if applies && linted.erring.is_some() {
+            break;
+        }
     }
+    if !applies {
+        linted.dead = Some(DeadRule {
+            policy: meta.id.clone(),
+            file: meta.file.clone(),
+            line: meta.line,
+            effect: format!("{:?}", meta.effect).to_lowercase(),
+        });
+    }
+    Ok(linted)
 }
 
-fn solver_error(environment: &Environment, error: &impl std::fmt::Display) -> AnalysisError {
-    AnalysisError::Solver {
+/// A real call's request on which the policy fails to evaluate: first whether any request
+/// makes it err (cheap), then whether a well-formed one does (`wellformed` holds and the
+/// policy's condition, or its negation, does not evaluate).
+fn erring(
+    worker: &mut Worker,
+    schema: &Schema,
+    policy: &Policy,
+    holds: &Expr,
+    environment: &Environment,
+    wellformed: &Expr,
+) -> Result<Option<Option<RawRequest>>, AnalysisError> {
+    let label = environment.label();
+    let alone = CompiledPolicy::compile(policy, &environment.env, schema)
+        .map_err(|error| compile_error(environment, &error))?;
+    if worker.erring(&alone, &label)?.is_none() {
+        return Ok(None);
+    }
+    let real = compile(wellformed, environment, schema)?;
+    let evaluates = expr::and(
+        wellformed.clone(),
+        expr::or(holds.clone(), expr::not(holds.clone())),
+    );
+    let evaluates = compile(&evaluates, environment, schema)?;
+    Ok(worker
+        .beyond(&real, &evaluates, &label)?
+        .map(|example| RawRequest::of(&example.request)))
+}
+
+fn compile(
+    body: &Expr,
+    environment: &Environment,
+    schema: &Schema,
+) -> Result<CompiledPolicy, AnalysisError> {
+    let policy = expr::question("analysis.lint", body.clone())?;
+    CompiledPolicy::compile(&policy, &environment.env, schema)
+        .map_err(|error| compile_error(environment, &error))
+}
+
+fn compile_error(environment: &Environment, error: &impl std::fmt::Display) -> AnalysisError {
+    AnalysisError::Compile {
         action: environment.label(),
         message: error.to_string(),
     }

@@ -1,18 +1,20 @@
 //! analysis::render: a synthesized request as a scenario file (the format of `askgate check`)
-//! and the check of that file against both sides. The scenario format takes a call, the
-//! session, the environment and the stores, and derives the rest (target facts from paths,
-//! provenance from the operation table, ...); a request whose derived facts differ from the
-//! synthesized ones does not reproduce, and the finding says so next to the raw request.
+//! and the check of that file against both sides — the real path a call takes. The scenario
+//! format takes a call, the session, the environment and the stores, and derives the rest
+//! (target facts from paths, provenance from the operation table, ...); only a scenario whose
+//! check shows a change is a finding that counts, the others are Cedar requests only.
 
 mod call;
+mod paths;
 
 use serde::Serialize;
 use serde_json::{json, Value};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
+use super::answer::Answer;
 use super::concrete::RawRequest;
-use super::diff::{Category, Sides};
+use super::diff::Sides;
 use crate::authz::context::{EnvironmentContext, SessionContext};
 use crate::authz::PolicySnapshot;
 use crate::scenario::{self, Scenario, ScenarioOutcome};
@@ -20,17 +22,18 @@ use crate::scenario::{self, Scenario, ScenarioOutcome};
 /// The clock of every rendered scenario when the synthesized `now` is not representable.
 const FALLBACK_NOW: &str = "2026-11-30T10:00:00Z";
 
-/// A finding's scenario and what `check` decides for it on each side.
+/// A request's scenario and what `check` answers for it on each side.
 #[derive(Debug, Clone, Serialize)]
 pub struct Rendered {
     /// The scenario file, when the request could be expressed as one.
     pub scenario: Option<Value>,
-    /// `check`'s decision on the before and after side (`refused: ...` for an input error).
+    /// `check`'s answer on the before and after side (`refused: ...` for an input error).
     pub check_before: Option<String>,
     pub check_after: Option<String>,
-    /// `check` shows the same kind of change as the synthesized request.
-    pub reproduces: bool,
-    /// Why the scenario does not reproduce, when it does not.
+    /// `check`'s answers, when it decided on both sides.
+    #[serde(skip)]
+    pub shown: Option<(Answer, Answer)>,
+    /// Why the scenario does not show the request's change, when it does not.
     pub note: Option<String>,
 }
 
@@ -40,19 +43,25 @@ impl Rendered {
             scenario: None,
             check_before: None,
             check_after: None,
-            reproduces: false,
+            shown: None,
             note: Some(note),
         }
     }
+
+    /// `check` shows a change: the scenario is a real call the change decides differently.
+    pub fn changes(&self) -> bool {
+        self.shown.is_some_and(|(before, after)| before != after)
+    }
 }
 
-/// Renders `request` and checks it on both sides; tries each candidate rendering (a target
-/// path can be written several ways) and keeps the first that reproduces `category`.
+/// Renders `request` and checks it on both sides. A target path can be written several ways;
+/// the first rendering that shows the request's own change (`raw`) is kept, else the first
+/// that shows any change, else the first.
 pub fn render(
     request: &RawRequest,
     target: bool,
     sides: &Sides<'_>,
-    category: Category,
+    raw: (Answer, Answer),
 ) -> Rendered {
     let candidates = if target {
         call::target_scenarios(request)
@@ -63,18 +72,22 @@ pub fn render(
         Ok(candidates) => candidates,
         Err(note) => return Rendered::unexpressible(note),
     };
-    let mut first = None;
-    for candidate in candidates {
-        let rendered = check(candidate, sides, category, target);
-        if rendered.reproduces {
-            return rendered;
-        }
-        first.get_or_insert(rendered);
-    }
-    first.unwrap_or_else(|| Rendered::unexpressible("no scenario could be rendered".into()))
+    let checked: Vec<Rendered> = candidates
+        .into_iter()
+        .map(|candidate| check(candidate, sides, target))
+        .collect();
+    let position = checked
+        .iter()
+        .position(|rendered| rendered.shown == Some(raw))
+        .or_else(|| checked.iter().position(Rendered::changes))
+        .unwrap_or(0);
+    checked
+        .into_iter()
+        .nth(position)
+        .unwrap_or_else(|| Rendered::unexpressible("no scenario could be rendered".into()))
 }
 
-fn check(scenario: Value, sides: &Sides<'_>, category: Category, target: bool) -> Rendered {
+fn check(scenario: Value, sides: &Sides<'_>, target: bool) -> Rendered {
     let parsed: Scenario = match serde_json::from_value(scenario.clone()) {
         Ok(parsed) => parsed,
         Err(error) => {
@@ -88,30 +101,30 @@ fn check(scenario: Value, sides: &Sides<'_>, category: Category, target: bool) -
     let before = decide(&parsed, sides.before);
     let after = decide(&parsed, sides.after);
     let shown = match (&before, &after) {
-        (Ok(before), Ok(after)) => Category::of(*before, *after),
+        (Ok(before), Ok(after)) => Some((*before, *after)),
         _ => None,
     };
-    let reproduces = shown == Some(category);
-    let note = (!reproduces).then(|| {
+    let changes = shown.is_some_and(|(before, after)| before != after);
+    let note = (!changes).then(|| {
         let what = if target {
             "the scenario derives the target facts (segments, lowercase, characters) from the path"
         } else {
             "the scenario derives some synthesized facts (from the operation table, the stores or the input)"
         };
-        format!("{what}, and the derived request is decided alike or differently: check shows {} → {}", label(&before), label(&after))
+        format!("{what}; for that call check shows {} → {}", label(&before), label(&after))
     });
     Rendered {
         scenario: Some(scenario),
         check_before: Some(label(&before)),
         check_after: Some(label(&after)),
-        reproduces,
+        shown,
         note,
     }
 }
 
-fn decide(scenario: &Scenario, snapshot: &PolicySnapshot) -> Result<crate::authz::Outcome, String> {
+fn decide(scenario: &Scenario, snapshot: &PolicySnapshot) -> Result<Answer, String> {
     match scenario::run(scenario, snapshot) {
-        Ok(ScenarioOutcome::Decided(decision)) => Ok(decision.decision),
+        Ok(ScenarioOutcome::Decided(decision)) => Ok(Answer::of(&decision)),
         Ok(ScenarioOutcome::Refused(error)) => Err(format!(
             "refused: `call.input.{}`: {}",
             error.field, error.message
@@ -120,9 +133,9 @@ fn decide(scenario: &Scenario, snapshot: &PolicySnapshot) -> Result<crate::authz
     }
 }
 
-fn label(outcome: &Result<crate::authz::Outcome, String>) -> String {
-    match outcome {
-        Ok(outcome) => outcome.as_str().to_string(),
+fn label(answer: &Result<Answer, String>) -> String {
+    match answer {
+        Ok(answer) => answer.label(),
         Err(message) => message.clone(),
     }
 }

@@ -117,7 +117,8 @@ pub fn stats(
     counts
 }
 
-/// One human line: time, decision, tool/operation, project, targets, policies, id. Control
+/// One human line: time, decision, front door, tool/operation, project, targets, policies,
+/// the client's tool-use id when there is one, and the decision id. Control
 /// characters (a hostile path may hold a newline) are escaped so one record is one line.
 pub fn summary_line(record: &DecisionRecord) -> String {
     let targets = match record.targets.as_slice() {
@@ -130,10 +131,19 @@ pub fn summary_line(record: &DecisionRecord) -> String {
     } else {
         record.policies.join(",")
     };
+    // The front door (`-`: an older record, or a decision taken again at approval) and the
+    // client's id of the tool call, when it sent one.
+    let door = record.front_door.map_or("-", |door| door.as_str());
+    let tool_use = record
+        .tool_use_id
+        .as_ref()
+        .map(|id| format!("tool_use {id}  "))
+        .unwrap_or_default();
     let line = format!(
-        "{}  {:<5}  {}/{}  {}  {}  {}  {}",
+        "{}  {:<5}  {:<4}  {}/{}  {}  {}  {}  {tool_use}{}",
         record.time,
         record.decision.as_str(),
+        door,
         record.tool,
         record.operation,
         record.project.as_deref().unwrap_or("-"),

@@ -70,6 +70,53 @@ impl From<ApprovalKindV1> for ApprovalKind {
     }
 }
 
+/// Which policy set decided a call (added within format 1: a record without it was decided by
+/// the live set, the only one there was).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicySetV1 {
+    /// The service's policies (`/v1/authorize`, `/v1/*/call`, `/mcp`, re-decisions).
+    #[default]
+    Live,
+    /// The hook-mode set of `POST /v1/hooks/claude-code` (`sources::load_hook`).
+    Hook,
+}
+
+impl PolicySetV1 {
+    pub fn is_live(&self) -> bool {
+        *self == Self::Live
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Live => "live",
+            Self::Hook => "hook",
+        }
+    }
+}
+
+/// Which front door a call came through (added within format 1: absent in older records, and
+/// in a decision taken again at approval, whose ask's record has it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrontDoorV1 {
+    Http,
+    Mcp,
+    Hook,
+}
+
+impl FrontDoorV1 {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Http => "http",
+            Self::Mcp => "mcp",
+            Self::Hook => "hook",
+        }
+    }
+}
+
 /// What the shadow policy set would have decided (logged only, never enforced).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -108,6 +155,12 @@ pub struct DecisionRecord {
     /// Everything replay needs; the Cedar requests are re-derived from it.
     pub facts: FactsV1,
     pub shadow: Option<ShadowRecord>,
+    /// The set that decided (`live` is not written).
+    #[serde(default, skip_serializing_if = "PolicySetV1::is_live")]
+    pub policy_set: PolicySetV1,
+    /// The front door the call came through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub front_door: Option<FrontDoorV1>,
 }
 
 /// A human's answer to an ask, linked to its decision.

@@ -1,13 +1,16 @@
-//! audit::replay: re-decides every logged decision's facts against a policy snapshot and
-//! reports totals, problems, the transition matrix and each changed decision. Pure: the caller
-//! reads the files and owns the clock; lines are split across threads for speed.
+//! audit::replay: re-decides every logged decision's facts and reports totals, problems, the
+//! transition matrix and each changed decision — against what was logged (`replay`), or
+//! between two policy sets (`compare`, the replay half of `diff`). Each record is decided on
+//! the set of its own kind (live or hook-mode, `ReplaySets`), and the report says which
+//! snapshots wrote the log. Pure: the caller reads the files and owns the clock; lines are
+//! split across threads for speed.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::reader::{decode, split_lines, LogLine, Problem, ProblemKind, RawLine};
-use super::record::{DecisionRecord, FactsError, Record, Verdict};
+use super::record::{DecisionRecord, FactsError, PolicySetV1, Record, Verdict};
 use crate::authz::{decide, ApprovalKind, PolicySnapshot};
 
 /// The bytes of one log file, as read by the caller.
@@ -48,12 +51,39 @@ pub struct Transition {
     pub count: usize,
 }
 
+/// The policy sets a log is decided on: a record of the live set on `live`, one of the
+/// hook-mode set on `hook` (built from the same directories, `sources::load_hook`).
+#[derive(Clone, Copy)]
+pub struct ReplaySets<'a> {
+    pub live: &'a PolicySnapshot,
+    pub hook: &'a PolicySnapshot,
+}
+
+impl<'a> ReplaySets<'a> {
+    pub fn of(&self, set: PolicySetV1) -> &'a PolicySnapshot {
+        match set {
+            PolicySetV1::Live => self.live,
+            PolicySetV1::Hook => self.hook,
+        }
+    }
+}
+
+/// How many decisions of the log one snapshot of one set wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoggedSnapshot {
+    pub set: PolicySetV1,
+    pub snapshot: String,
+    pub decisions: usize,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ReplayReport {
     /// Lines that decoded to a record of any kind.
     pub records: usize,
     pub decisions: usize,
     pub changed: usize,
+    /// The snapshots that wrote the log's decisions, by set.
+    pub logged: Vec<LoggedSnapshot>,
     pub problems: Vec<Problem>,
     /// Every old → new pair, changed or not.
     pub transitions: Vec<Transition>,
@@ -83,6 +113,7 @@ impl ReplayReport {
 struct Partial {
     records: usize,
     decisions: usize,
+    logged: BTreeMap<(PolicySetV1, String), usize>,
     problems: Vec<Problem>,
     matrix: BTreeMap<(Verdict, Verdict), usize>,
     changes: Vec<Change>,
@@ -92,6 +123,9 @@ impl Partial {
     fn absorb(&mut self, other: Partial) {
         self.records += other.records;
         self.decisions += other.decisions;
+        for (snapshot, count) in other.logged {
+            *self.logged.entry(snapshot).or_insert(0) += count;
+        }
         self.problems.extend(other.problems);
         for (cell, count) in other.matrix {
             *self.matrix.entry(cell).or_insert(0) += count;
@@ -100,8 +134,34 @@ impl Partial {
     }
 }
 
-/// Replays `logs` on `snapshot` using up to `jobs` threads (at least one).
-pub fn replay(logs: &[LogText], snapshot: &PolicySnapshot, jobs: usize) -> ReplayReport {
+/// The two sides one record is compared on.
+type Judge<'a> = dyn Fn(&DecisionRecord) -> Result<(Side, Side), FactsError> + Sync + 'a;
+
+/// Replays `logs` on `sets` (each record on its own set) against what was logged, using up
+/// to `jobs` threads (at least one).
+pub fn replay(logs: &[LogText], sets: &ReplaySets<'_>, jobs: usize) -> ReplayReport {
+    run(logs, jobs, &|record| {
+        let new = decided(record, sets.of(record.policy_set))?;
+        Ok((logged(record), new))
+    })
+}
+
+/// Decides `logs` on `before` and on `after` (each record on its own set) and reports the
+/// transitions between the two: what a policy change does to that traffic.
+pub fn compare(
+    logs: &[LogText],
+    before: &ReplaySets<'_>,
+    after: &ReplaySets<'_>,
+    jobs: usize,
+) -> ReplayReport {
+    run(logs, jobs, &|record| {
+        let old = decided(record, before.of(record.policy_set))?;
+        let new = decided(record, after.of(record.policy_set))?;
+        Ok((old, new))
+    })
+}
+
+fn run(logs: &[LogText], jobs: usize, judge: &Judge<'_>) -> ReplayReport {
     let lines: Vec<(&str, RawLine<'_>)> = logs
         .iter()
         .flat_map(|log| split_lines(&log.bytes).map(move |line| (log.file.as_str(), line)))
@@ -111,7 +171,7 @@ pub fn replay(logs: &[LogText], snapshot: &PolicySnapshot, jobs: usize) -> Repla
     std::thread::scope(|scope| {
         let workers: Vec<_> = lines
             .chunks(chunk_size)
-            .map(|chunk| scope.spawn(move || replay_lines(chunk, snapshot)))
+            .map(|chunk| scope.spawn(move || replay_lines(chunk, judge)))
             .collect();
         for worker in workers {
             match worker.join() {
@@ -139,17 +199,27 @@ fn finish(total: Partial) -> ReplayReport {
             count: total.matrix.get(&(from, to)).copied().unwrap_or(0),
         })
         .collect();
+    let logged = total
+        .logged
+        .into_iter()
+        .map(|((set, snapshot), decisions)| LoggedSnapshot {
+            set,
+            snapshot,
+            decisions,
+        })
+        .collect();
     ReplayReport {
         records: total.records,
         decisions: total.decisions,
         changed: total.changes.len(),
+        logged,
         problems: total.problems,
         transitions,
         changes: total.changes,
     }
 }
 
-fn replay_lines(lines: &[(&str, RawLine<'_>)], snapshot: &PolicySnapshot) -> Partial {
+fn replay_lines(lines: &[(&str, RawLine<'_>)], judge: &Judge<'_>) -> Partial {
     let mut partial = Partial::default();
     for (file, line) in lines {
         match decode(file, *line) {
@@ -157,7 +227,9 @@ fn replay_lines(lines: &[(&str, RawLine<'_>)], snapshot: &PolicySnapshot) -> Par
             LogLine::Record(Record::Decision(record)) => {
                 partial.records += 1;
                 partial.decisions += 1;
-                let (old, new) = match compare(&record, snapshot) {
+                let written = (record.policy_set, record.snapshot.clone());
+                *partial.logged.entry(written).or_insert(0) += 1;
+                let (old, new) = match judge(&record) {
                     Ok(sides) => sides,
                     Err(error) => {
                         partial.problems.push(undecidable(file, *line, &error));
@@ -191,25 +263,25 @@ fn undecidable(file: &str, line: RawLine<'_>, error: &FactsError) -> Problem {
     }
 }
 
-/// The logged side and the side the snapshot decides now.
-pub fn compare(
-    record: &DecisionRecord,
-    snapshot: &PolicySnapshot,
-) -> Result<(Side, Side), FactsError> {
-    let decision = decide(&record.facts.to_facts()?, snapshot);
-    let old = Side {
+/// What the record says was decided.
+fn logged(record: &DecisionRecord) -> Side {
+    Side {
         decision: record.decision,
         approval: record.approval.map(Into::into),
         policies: record.policies.clone(),
         reason: record.reason.clone(),
-    };
-    let new = Side {
+    }
+}
+
+/// What `snapshot` decides on the record's facts now.
+pub fn decided(record: &DecisionRecord, snapshot: &PolicySnapshot) -> Result<Side, FactsError> {
+    let decision = decide(&record.facts.to_facts()?, snapshot);
+    Ok(Side {
         decision: decision.decision.into(),
         approval: decision.approval.as_ref().map(|card| card.kind()),
         policies: decision.policies,
         reason: decision.reason,
-    };
-    Ok((old, new))
+    })
 }
 
 /// Outcome, approval kind and determining policies decide sameness; reason text does not.
@@ -250,6 +322,13 @@ mod tests {
         PolicySnapshot::load(&baseline::schema_source(), &baseline::policy_sources()).unwrap()
     }
 
+    fn sets(snapshot: &PolicySnapshot) -> ReplaySets<'_> {
+        ReplaySets {
+            live: snapshot,
+            hook: snapshot,
+        }
+    }
+
     /// A log of `count` project_delete decisions, every third one logged as `deny`.
     fn log(count: usize, snapshot: &PolicySnapshot) -> LogText {
         let scenario: Scenario = serde_json::from_value(serde_json::json!({
@@ -285,7 +364,8 @@ mod tests {
 
     #[test]
     fn an_empty_log_has_a_full_zero_matrix() {
-        let report = replay(&[], &snapshot(), 0);
+        let snapshot = snapshot();
+        let report = replay(&[], &sets(&snapshot), 0);
         assert_eq!((report.records, report.changed), (0, 0));
         assert_eq!(report.transitions.len(), 9);
         assert!(report.transitions.iter().all(|cell| cell.count == 0));
@@ -295,14 +375,14 @@ mod tests {
     fn changes_keep_log_order_whatever_the_job_count() {
         let snapshot = snapshot();
         let logs = [log(10, &snapshot)];
-        let one = replay(&logs, &snapshot, 1);
+        let one = replay(&logs, &sets(&snapshot), 1);
         assert_eq!(one.transition(Verdict::Deny, Verdict::Allow), 4);
         assert_eq!(one.transition(Verdict::Allow, Verdict::Allow), 6);
         assert_eq!(one.changed, 4);
         let lines: Vec<usize> = one.changes.iter().map(|c| c.line_number).collect();
         assert_eq!(lines, vec![1, 4, 7, 10]);
         for jobs in [2, 3, 7, 64] {
-            assert_eq!(replay(&logs, &snapshot, jobs), one, "{jobs} jobs");
+            assert_eq!(replay(&logs, &sets(&snapshot), jobs), one, "{jobs} jobs");
         }
     }
 }

@@ -1,12 +1,12 @@
 //! cli::analyze: the `--analyze` report of `askgate validate` — policies that can fail to
-//! evaluate (each with a request that makes it err) and dead rules. Findings are printed as
-//! `file:line: policy `id`: ...` lines and exit 1; exit 4 when the solver is missing or failed.
+//! evaluate for a real call (each with a request that makes it err) and rules no real call
+//! reaches. Findings are printed as `file:line: policy `id`: ...` lines and exit 1; exit 4
+//! when the solver is missing or failed.
 
 use std::time::Instant;
 
 use super::{EXIT_FAILED, EXIT_IO, EXIT_OK};
-use crate::analysis::solver::block_on;
-use crate::analysis::{analyze, Solver};
+use crate::analysis::analyze;
 use crate::authz::PolicySnapshot;
 use crate::sources::{self, PolicyArgs};
 
@@ -25,13 +25,7 @@ pub fn run(args: &PolicyArgs, snapshot: &PolicySnapshot) -> u8 {
                 .parse::<cedar_policy::Schema>()
                 .map_err(|error| format!("the schema cannot be parsed: {error}"))
         })
-        .and_then(|schema| {
-            block_on(async {
-                let mut solver = Solver::start()?;
-                analyze(&mut solver, &schema, snapshot).await
-            })
-            .map_err(|error| error.to_string())
-        });
+        .and_then(|schema| analyze(&schema, snapshot).map_err(|error| error.to_string()));
     let report = match report {
         Ok(report) => report,
         Err(message) => {
@@ -52,7 +46,7 @@ pub fn run(args: &PolicyArgs, snapshot: &PolicySnapshot) -> u8 {
     }
     for dead in &report.dead {
         println!(
-            "{}:{}: policy `{}` never applies: its {} condition holds for no request of any environment (dead rule)",
+            "{}:{}: policy `{}` never applies: its {} condition holds for no request a call can produce, in any environment (dead rule)",
             dead.file, dead.line, dead.policy, dead.effect
         );
     }

@@ -1,9 +1,11 @@
 //! cli::diff: `askgate diff BEFORE AFTER` — proves, for every request environment of the
 //! schema, what a policy change newly allows without a human, newly makes askable and newly
-//! makes stricter, each with a scenario file `askgate check` reproduces; `--replay LOG...`
-//! adds the replay of those logs against AFTER. Exit 0 when nothing is newly allowed or
-//! askable (and no replayed decision changed), 5 when something is, 3 when a side does not
-//! load, 4 when the solver is missing or failed or a log cannot be read.
+//! makes stricter, one finding per transition, each with a scenario file `askgate check`
+//! reproduces; differences of Cedar requests no call can produce are listed apart.
+//! `--replay LOG...` adds those logs decided on BEFORE and on AFTER and the transitions between
+//! the two. Exit 0 when nothing is newly allowed or askable (and no replayed decision changed),
+//! 5 when something is, 3 when a side does not load, 4 when the solver is missing or failed or
+//! a log cannot be read or holds no readable record.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -12,13 +14,11 @@ use clap::Args;
 
 mod report;
 
-use super::replay::ReportFormat;
+use super::replay::{default_jobs, logs, LoadedSets, ReportFormat};
 use super::{EXIT_CHANGED, EXIT_IO, EXIT_OK, EXIT_POLICIES};
 use crate::analysis::diff::Sides;
-use crate::analysis::solver::block_on;
-use crate::analysis::{diff, DiffReport, Solver};
-use crate::audit::log_files;
-use crate::audit::replay::{replay, LogText};
+use crate::analysis::{diff, DiffReport, Finding};
+use crate::audit::replay::compare;
 use crate::authz::PolicySnapshot;
 use crate::sources::{self, PolicyArgs};
 
@@ -44,7 +44,7 @@ pub struct DiffArgs {
     /// Write each finding's scenario file into this directory.
     #[arg(long, value_name = "DIR")]
     pub scenarios: Option<PathBuf>,
-    /// Also replay these decision logs (files or directories) against AFTER.
+    /// Also decide these decision logs (files or directories) on BEFORE and on AFTER.
     #[arg(long, value_name = "LOG", num_args = 1..)]
     pub replay: Vec<PathBuf>,
 }
@@ -85,13 +85,15 @@ impl DiffArgs {
 }
 
 pub fn run(args: &DiffArgs) -> u8 {
-    let (Some(before), Some(after)) = (
-        load("BEFORE", args, &args.before),
-        load("AFTER", args, &args.after),
-    ) else {
+    let before = LoadedSets::load(
+        &args.side(&args.before),
+        &side_label("BEFORE", &args.before),
+    );
+    let after = LoadedSets::load(&args.side(&args.after), &side_label("AFTER", &args.after));
+    let (Some(before), Some(after)) = (before, after) else {
         return EXIT_POLICIES;
     };
-    let logs = match read_logs(&args.replay) {
+    let logs = match logs::read(&args.replay) {
         Ok(logs) => logs,
         Err(message) => {
             eprintln!("{message}");
@@ -99,7 +101,7 @@ pub fn run(args: &DiffArgs) -> u8 {
         }
     };
     let started = Instant::now();
-    let report = match analyze(args, &before, &after) {
+    let report = match analyze(args, &before.live, &after.live) {
         Ok(report) => report,
         Err(message) => {
             eprintln!("{message}");
@@ -107,7 +109,8 @@ pub fn run(args: &DiffArgs) -> u8 {
         }
     };
     let seconds = started.elapsed().as_secs_f64();
-    let replayed = (!args.replay.is_empty()).then(|| replay(&logs, &after, jobs()));
+    let replayed = (!args.replay.is_empty())
+        .then(|| compare(&logs, &before.sets(), &after.sets(), default_jobs()));
     let files = match write_scenarios(args, &report) {
         Ok(files) => files,
         Err(message) => {
@@ -115,11 +118,16 @@ pub fn run(args: &DiffArgs) -> u8 {
             return EXIT_IO;
         }
     };
+    let shown = report::Shown {
+        args,
+        report: &report,
+        replayed: replayed.as_ref(),
+        files: &files,
+        seconds,
+    };
     match args.format {
-        ReportFormat::Json => report::print_json(args, &report, replayed.as_ref(), &files, seconds),
-        ReportFormat::Table => {
-            report::print_table(args, &report, replayed.as_ref(), &files, seconds)
-        }
+        ReportFormat::Json => shown.print_json(),
+        ReportFormat::Table => shown.print_table(),
     }
     let changed = replayed
         .as_ref()
@@ -131,17 +139,8 @@ pub fn run(args: &DiffArgs) -> u8 {
     }
 }
 
-fn load(label: &str, args: &DiffArgs, dir: &Path) -> Option<PolicySnapshot> {
-    match sources::load(&args.side(dir)) {
-        Ok(snapshot) => Some(snapshot),
-        Err(error) => {
-            for problem in &error.problems {
-                eprintln!("{problem}");
-            }
-            eprintln!("{label} (`{}`) failed to load", dir.display());
-            None
-        }
-    }
+fn side_label(label: &str, dir: &Path) -> String {
+    format!("{label} (`{}`)", dir.display())
 }
 
 fn analyze(
@@ -155,50 +154,34 @@ fn analyze(
         .text
         .parse()
         .map_err(|error| format!("the schema cannot be parsed: {error}"))?;
-    let sides = Sides { before, after };
-    block_on(async {
-        let mut solver = Solver::start()?;
-        diff(&mut solver, &schema, &sides).await
-    })
-    .map_err(|error| error.to_string())
+    diff(&schema, &Sides { before, after }).map_err(|error| error.to_string())
 }
 
-fn jobs() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-}
-
-fn read_logs(paths: &[PathBuf]) -> Result<Vec<LogText>, String> {
-    if paths.is_empty() {
-        return Ok(Vec::new());
-    }
-    let files = log_files(paths).map_err(|error| error.to_string())?;
-    files
-        .into_iter()
-        .map(|path| {
-            std::fs::read(&path)
-                .map(|bytes| LogText {
-                    file: path.display().to_string(),
-                    bytes,
-                })
-                .map_err(|error| format!("cannot read `{}`: {error}", path.display()))
-        })
-        .collect()
-}
-
-/// Writes each finding's scenario as `NNN-<category>-<action>.json`; returns the paths.
+/// Each finding's scenario as `NNN-<category>-<action>.json`, each Cedar-only request's as
+/// `NNN-cedar-only-<action>.json`; the paths, findings first.
 fn write_scenarios(args: &DiffArgs, report: &DiffReport) -> Result<Vec<Option<PathBuf>>, String> {
+    let all: Vec<(&Finding, String)> = report
+        .findings
+        .iter()
+        .map(|finding| (finding, format!("{:?}", finding.category).to_lowercase()))
+        .chain(
+            report
+                .cedar_only
+                .iter()
+                .map(|finding| (finding, "cedar-only".to_string())),
+        )
+        .collect();
     let Some(dir) = &args.scenarios else {
-        return Ok(vec![None; report.findings.len()]);
+        return Ok(vec![None; all.len()]);
     };
     std::fs::create_dir_all(dir)
         .map_err(|error| format!("cannot create `{}`: {error}", dir.display()))?;
     let mut files = Vec::new();
-    for (index, finding) in report.findings.iter().enumerate() {
+    for (index, (finding, slug)) in all.iter().enumerate() {
         let Some(scenario) = &finding.scenario.scenario else {
             files.push(None);
             continue;
         };
-        let slug = format!("{:?}", finding.category).to_lowercase();
         let path = dir.join(format!("{:03}-{slug}-{}.json", index + 1, finding.action));
         let text = serde_json::to_string_pretty(scenario).unwrap_or_default();
         std::fs::write(&path, text + "\n")

@@ -101,10 +101,12 @@ fn consent(state: ConsentState) -> &'static str {
 
 /// Enum-valued arguments are matched case-insensitively, so they are given folded.
 fn arguments(call: &DesignCall) -> DesignArgumentsContext {
+    // Trimmed as validation trims a choice (JavaScript `trim()`, which also removes U+FEFF),
+    // so a padded value that validation accepts is the choice it names.
     let folded = |key: &str| {
         call.string_argument(key)
             .unwrap_or("")
-            .trim()
+            .trim_matches(crate::paths::is_js_whitespace)
             .to_lowercase()
     };
     DesignArgumentsContext {

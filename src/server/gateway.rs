@@ -74,6 +74,16 @@ pub struct Prepared {
     /// `mcp.approval_wait_seconds`): an ask's approval then expires with the wait, so its card
     /// promises no time nobody is waiting for.
     pub waits_for: Option<std::time::Duration>,
+    /// The front door the call came through (`None`: a decision taken again at approval).
+    pub front_door: Option<FrontDoor>,
+}
+
+/// Which front door a call came through, logged with its decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontDoor {
+    Http,
+    Mcp,
+    Hook,
 }
 
 /// What the gateway did with a call.
@@ -130,6 +140,7 @@ impl AppState {
             local_file,
             tool_use_id: None,
             waits_for: None,
+            front_door: Some(FrontDoor::Http),
         })
     }
 

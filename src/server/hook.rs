@@ -23,7 +23,7 @@ use super::attest::Attestation;
 use super::body::RequestBody;
 use super::caller::Role;
 use super::error::ApiError;
-use super::gateway::{AppState, Prepared};
+use super::gateway::{AppState, FrontDoor, Prepared};
 use crate::authz::{Decision, Outcome};
 use crate::call::{DesignCall, ProjectsCall};
 use crate::facts::session::check_session_text;
@@ -245,6 +245,7 @@ fn prepare(
         local_file: None,
         tool_use_id: Some(input.tool_use_id.clone()),
         waits_for: None,
+        front_door: Some(FrontDoor::Hook),
     })
 }
 

@@ -10,10 +10,11 @@ mod metrics;
 use time::OffsetDateTime;
 
 use super::error::ApiError;
-use super::gateway::Prepared;
+use super::gateway::{FrontDoor, Prepared};
 use crate::audit::record::{
     format_time, ApprovalAction, ApprovalRecord, ApprovalRecordKind, DecisionOrigin,
-    DecisionRecord, OutcomeKind, OutcomeRecord, OutcomeStatus, Record, Version,
+    DecisionRecord, FrontDoorV1, OutcomeKind, OutcomeRecord, OutcomeStatus, PolicySetV1, Record,
+    Version,
 };
 use crate::audit::writer::{DecisionLog, LogError};
 use crate::authz::Decision;
@@ -59,7 +60,8 @@ impl Journal {
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
         let tool_use_id = prepared.tool_use_id.as_deref();
-        self.record_decision(prepared, decision, shadow, tool_use_id, now)
+        let set = PolicySetV1::Live;
+        self.record_decision(prepared, decision, shadow, (tool_use_id, set), now)
             .await
     }
 
@@ -71,7 +73,8 @@ impl Journal {
         tool_use_id: &str,
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
-        self.record_decision(prepared, decision, None, Some(tool_use_id), now)
+        let set = PolicySetV1::Hook;
+        self.record_decision(prepared, decision, None, (Some(tool_use_id), set), now)
             .await
     }
 
@@ -80,7 +83,7 @@ impl Journal {
         prepared: &Prepared,
         decision: &Decision,
         shadow: Option<&Decision>,
-        tool_use_id: Option<&str>,
+        (tool_use_id, set): (Option<&str>, PolicySetV1),
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
         if !self.is_enabled() {
@@ -94,7 +97,7 @@ impl Journal {
             tool_use_id: tool_use_id.map(str::to_string),
         };
         let mut record = match DecisionRecord::new(origin, &prepared.facts, decision) {
-            Ok(record) => record,
+            Ok(record) => record.decided_on(set, prepared.front_door.map(door)),
             Err(error) => {
                 return self.not_written(&LogError::Encode(error.to_string()), Unlogged::Decision)
             }
@@ -210,6 +213,15 @@ impl Journal {
         self.unlogged.count(kind);
         tracing::error!(%error, "decision log write failed; continuing as configured (log_failure = allow)");
         Ok(())
+    }
+}
+
+/// The front door as the log writes it.
+fn door(door: FrontDoor) -> FrontDoorV1 {
+    match door {
+        FrontDoor::Http => FrontDoorV1::Http,
+        FrontDoor::Mcp => FrontDoorV1::Mcp,
+        FrontDoor::Hook => FrontDoorV1::Hook,
     }
 }
 

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use askgate::audit::{read_log, replay, LogLine, LogText, Record};
+use askgate::audit::{read_log, replay, LogLine, LogText, Record, ReplaySets};
 use serde_json::json;
 
 use crate::support::baseline_snapshot;
@@ -55,7 +55,14 @@ fn every_committed_log_format_decodes_and_replays() {
                 file: format!("{format}/{set}"),
                 bytes: std::fs::read(&file).unwrap(),
             }];
-            let report = replay(&logs, &snapshot, 2);
+            let report = replay(
+                &logs,
+                &ReplaySets {
+                    live: &snapshot,
+                    hook: &snapshot,
+                },
+                2,
+            );
             assert!(report.problems.is_empty(), "{:?}", report.problems);
             assert_eq!(report.decisions, decisions);
             assert_eq!(report.records, decisions + approvals + outcomes);

@@ -261,3 +261,68 @@ async fn hook_input_ids_are_bounded_and_printable_and_never_logged_raw() {
         .sum();
     assert!(bytes < 20_000, "the log holds {bytes} bytes");
 }
+
+/// `askgate` itself, run from the repository root.
+fn askgate_cli(args: &[&str]) -> (i32, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_askgate"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Finding R1 (boundaries 2026-12-01): a log written by the hook endpoint alone, replayed on
+/// the policies that decided it, reported every decision changed. Each record now names the
+/// set that decided it and replay re-decides it on that set; `log tail` shows the front door
+/// and the tool-use id; a replay on other policies than the log's says so in its header.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r1_hook_decisions_replay_on_the_hook_set_and_name_their_front_door() {
+    let log = tempfile::tempdir().unwrap();
+    let log_dir = log.path().to_path_buf();
+    let gateway = Gateway::start_with(|raw| raw.log_dir = Some(log_dir)).await;
+    let reserved = design(
+        "write_files",
+        json!({"project_id": "p1", "plan_token": "tok", "files": [{"path": "CLAUDE.md", "data": "x"}]}),
+    );
+    assert_eq!(decision(&hook(&gateway, reserved).await), "ask");
+    let ordinary = design(
+        "write_files",
+        json!({"project_id": "p1", "files": [{"path": "index.html", "data": "<p>x</p>"}]}),
+    );
+    assert_eq!(hook(&gateway, ordinary).await, json!({}));
+    let read = design("get_project", json!({"project_id": "p1"}));
+    assert_eq!(hook(&gateway, read).await, json!({}));
+    let records = logged(log.path());
+    assert_eq!(records.len(), 3, "{records:?}");
+    for record in &records {
+        assert_eq!(record["policy_set"], "hook", "{record}");
+        assert_eq!(record["front_door"], "hook", "{record}");
+    }
+    let dir = log.path().to_str().unwrap();
+    let (code, stdout, stderr) = askgate_cli(&["replay", dir]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("3 decisions): 0 changed"), "{stdout}");
+    assert!(!stdout.contains("warning:"), "{stdout}");
+
+    let (code, stdout, _) = askgate_cli(&["log", "tail", dir]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    for line in stdout.lines() {
+        assert!(line.contains("  hook  "), "{line}");
+        assert!(line.contains("tool_use toolu_01"), "{line}");
+    }
+
+    // On other policies than the ones that wrote the log, the header says so.
+    let (_, stdout, stderr) = askgate_cli(&["replay", dir, "--policies", "policies/examples"]);
+    let warning = stdout
+        .lines()
+        .find(|line| line.starts_with("warning: "))
+        .unwrap_or_else(|| panic!("no warning in the header:\n{stdout}"));
+    assert!(warning.contains("logged by the hook set"), "{warning}");
+    assert!(stderr.contains(warning), "{stderr}");
+}

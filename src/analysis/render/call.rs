@@ -3,20 +3,34 @@
 //! attached project, credential, observations) or a target path written under a held grant
 //! (a write) or an approved plan (a delete), the calls whose decision a target's class changes.
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 
-use super::{environment, rfc3339, session, set, set_in};
+use super::{environment, paths, rfc3339, session, set, set_in};
 use crate::analysis::concrete::RawRequest;
 use crate::authz::context::{DesignContext, ProjectsContext, SurfaceContext};
+use crate::call::operations::static_operation;
 use crate::facts::projects::{PROJECT_READ_SCOPE, PROJECT_WRITE_SCOPE};
 
 /// The project of rendered Design calls whose synthesized request names none.
 const PROJECT: &str = "p1";
 /// The attached project of rendered Projects calls whose resource id is empty.
 const ATTACHED: &str = "0f6c2a1e-1111-4222-8333-444455556666";
-/// Larger synthesized contents are not rendered (a scenario file is meant to be read).
-const MAX_CONTENT_BYTES: i64 = 1 << 20;
+/// Larger synthesized contents are not rendered inline (a scenario file is meant to be read).
+const MAX_CONTENT_BYTES: i64 = 16 << 20;
+/// More targets than this are not rendered.
+const MAX_RENDERED_TARGETS: usize = 4096;
 const PLAN_TOKEN: &str = "tok-analysis";
+/// The name of a rendered operation outside the static table whose synthesized name is not one.
+const OTHER_OPERATION: &str = "analysis_operation";
+
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
 
 pub fn call_scenario(request: &RawRequest) -> Result<Value, String> {
     let context = request.call_context()?;
@@ -27,7 +41,7 @@ pub fn call_scenario(request: &RawRequest) -> Result<Value, String> {
         "environment": environment(&context.environment),
     });
     match &context.surface {
-        SurfaceContext::Design(design) => design_call(&mut scenario, request, design),
+        SurfaceContext::Design(design) => design_call(&mut scenario, request, design)?,
         SurfaceContext::Projects(projects) => projects_call(&mut scenario, request, projects)?,
     }
     Ok(scenario)
@@ -42,16 +56,24 @@ fn identity(project: &str, scope: &str) -> Value {
     }})
 }
 
-fn design_call(scenario: &mut Value, request: &RawRequest, design: &DesignContext) {
+fn design_call(
+    scenario: &mut Value,
+    request: &RawRequest,
+    design: &DesignContext,
+) -> Result<(), String> {
     let project = if design.project_id.is_empty() {
         PROJECT
     } else {
         design.project_id.as_str()
     };
-    let operation = if request.action == "other_operation" {
+    let operation = if request.action != "other_operation" {
+        request.action.clone()
+    } else if valid_name(&design.operation) {
         design.operation.clone()
     } else {
-        request.action.clone()
+        // Validation takes 1–64 letters, digits, `_`, `.`, `-`: a name the solver chose
+        // outside that is written as one inside it.
+        OTHER_OPERATION.to_string()
     };
     let mut arguments = serde_json::Map::new();
     if design.has_project_id {
@@ -71,25 +93,8 @@ fn design_call(scenario: &mut Value, request: &RawRequest, design: &DesignContex
     if !design.tokenless {
         arguments.insert("plan_token".into(), json!(PLAN_TOKEN));
     }
-    let paths: Vec<&String> = design.targets.paths.iter().collect();
-    match request.action.as_str() {
-        "write_files" => {
-            let files: Vec<Value> = paths
-                .iter()
-                .map(|path| json!({"path": path, "data": "x"}))
-                .collect();
-            arguments.insert("files".into(), json!(files));
-        }
-        "delete_files" => {
-            arguments.insert("paths".into(), json!(paths));
-        }
-        // A plan that cannot be registered: one write more than a plan holds (§3 jnS).
-        "finalize_plan" if !design.plan_registrable && scalars.scope != "project" => {
-            let writes: Vec<String> = (0..21).map(|index| format!("page-{index}.html")).collect();
-            arguments.insert("writes".into(), json!(writes));
-        }
-        _ => {}
-    }
+    let names = paths::renamed(design);
+    targets(&mut arguments, request, design, &names)?;
     let mut state = json!({
         "consent": match design.consent.as_str() {
             "granted" => json!(true),
@@ -129,11 +134,14 @@ fn design_call(scenario: &mut Value, request: &RawRequest, design: &DesignContex
             json!([{
                 "token": PLAN_TOKEN,
                 "project_id": design.plan.project_id,
-                "writes": design.plan.writes.iter().collect::<Vec<_>>(),
-                "deletes": design.plan.deletes.iter().collect::<Vec<_>>(),
+                "writes": design.plan.writes.iter().filter_map(|path| names.get(path)).collect::<Vec<_>>(),
+                "deletes": design.plan.deletes.iter().filter_map(|path| names.get(path)).collect::<Vec<_>>(),
                 "expires_at": rfc3339(design.plan.expires_at),
             }]),
         );
+    }
+    if let Some(catalog) = catalog(design, &operation) {
+        set(&mut state, "catalog", catalog);
     }
     set(scenario, "state", state);
     set(
@@ -144,6 +152,90 @@ fn design_call(scenario: &mut Value, request: &RawRequest, design: &DesignContex
             "input": { "operation": operation, "arguments": arguments },
         }),
     );
+    Ok(())
+}
+
+/// The catalog that gives the synthesized hints: none when they are the static table's,
+/// else one listing the operation with them (a catalog only tightens a static operation).
+fn catalog(design: &DesignContext, operation: &str) -> Option<Value> {
+    let hints = (design.read_only, design.destructive);
+    let listed = match static_operation(&design.operation) {
+        Some(known) => (known.read_only, known.destructive) != hints,
+        None => design.provenance == "server_only",
+    };
+    listed.then(|| {
+        json!({"tools": [{
+            "name": operation,
+            "annotations": {"readOnlyHint": design.read_only, "destructiveHint": design.destructive},
+        }]})
+    })
+}
+
+/// The arguments that name the synthesized targets: `count` entries (the paths, repeated
+/// when the count is larger: paths that repeat are still one target each), none, or a shape
+/// the enumeration cannot read, as the verdict says.
+fn targets(
+    arguments: &mut serde_json::Map<String, Value>,
+    request: &RawRequest,
+    design: &DesignContext,
+    names: &BTreeMap<String, String>,
+) -> Result<(), String> {
+    let targets = &design.targets;
+    let mut paths: Vec<String> = targets
+        .paths
+        .iter()
+        .filter_map(|path| names.get(path).cloned())
+        .collect();
+    let count = usize::try_from(targets.count).unwrap_or(0);
+    match targets.verdict.as_str() {
+        "too_many" => {
+            if count > MAX_RENDERED_TARGETS {
+                return Err(format!("a call with {count} targets is not rendered"));
+            }
+            paths = (0..count).map(|index| format!("f{index}.html")).collect();
+        }
+        "no_targets" => paths.clear(),
+        "pass" | "blocked" if count > paths.len() && !paths.is_empty() => {
+            let all = paths.clone();
+            paths = all.iter().cycle().take(count).cloned().collect();
+        }
+        _ => {}
+    }
+    let unenumerable = targets.verdict == "unenumerable";
+    match request.action.as_str() {
+        "write_files" if unenumerable => {}
+        "write_files" => {
+            let files: Vec<Value> = paths
+                .iter()
+                .map(|path| json!({"path": path, "data": "x"}))
+                .collect();
+            arguments.insert("files".into(), json!(files));
+        }
+        // Both `paths` and `files` cannot be enumerated.
+        "delete_files" if unenumerable => {
+            arguments.insert("paths".into(), json!(["a.html"]));
+            arguments.insert("files".into(), json!([{"path": "b.html"}]));
+        }
+        "delete_files" => {
+            arguments.insert("paths".into(), json!(paths));
+        }
+        "create_support_js" if unenumerable => {
+            arguments.insert("path".into(), json!(1));
+        }
+        // Its one target is its `path`.
+        "create_support_js" => {
+            if let Some(path) = paths.first() {
+                arguments.insert("path".into(), json!(path));
+            }
+        }
+        // A plan that cannot be registered: one write more than a plan holds (§3 jnS).
+        "finalize_plan" if !design.plan_registrable && design.arguments.scope != "project" => {
+            let writes: Vec<String> = (0..21).map(|index| format!("page-{index}.html")).collect();
+            arguments.insert("writes".into(), json!(writes));
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn projects_call(
@@ -180,11 +272,8 @@ fn projects_call(
         "upload" => (vec![], vec![json!({"path": path})]),
         _ => (vec![], vec![]),
     };
-    if projects.knowledge_known
-        || !docs.is_empty()
-        || !files.is_empty()
-        || projects.target_kind == "missing"
-    {
+    let stat = projects.source == "local_path" && projects.size_known;
+    if projects.detail_known || stat {
         observed.get_or_insert_with(|| json!({}));
     }
     let place = projects.local_path_place.as_str();
@@ -199,6 +288,13 @@ fn projects_call(
         set(observed, "scopes", json!(scopes));
         set(observed, "docs", json!(docs));
         set(observed, "files", json!(files));
+        if !projects.detail_known {
+            set(observed, "detail_unavailable", json!(true));
+        }
+        if stat {
+            let file = json!({"device": 1, "inode": 1, "bytes": projects.content_bytes});
+            set(observed, "local_file", file);
+        }
         if projects.knowledge_known {
             set(observed, "knowledge_size", json!(projects.knowledge_size));
             set(

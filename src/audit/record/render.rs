@@ -5,7 +5,10 @@
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::{DecisionKind, DecisionRecord, FactsError, FactsV1, ShadowRecord, Verdict, Version};
+use super::{
+    DecisionKind, DecisionRecord, FactsError, FactsV1, FrontDoorV1, PolicySetV1, ShadowRecord,
+    Verdict, Version,
+};
 use crate::authz::{Decision, Outcome};
 use crate::facts::CallFacts;
 
@@ -72,7 +75,16 @@ impl DecisionRecord {
             reason: decision.reason.clone(),
             facts: FactsV1::of(facts)?,
             shadow: None,
+            policy_set: PolicySetV1::Live,
+            front_door: None,
         })
+    }
+
+    /// The record of a decision taken on `set`, for a call that came through `door`.
+    pub fn decided_on(mut self, set: PolicySetV1, door: Option<FrontDoorV1>) -> Self {
+        self.policy_set = set;
+        self.front_door = door;
+        self
     }
 
     pub fn with_shadow(mut self, shadow: &Decision) -> Self {

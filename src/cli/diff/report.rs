@@ -1,156 +1,181 @@
-//! cli::diff::report: the `diff` report as a table or as one JSON object.
+//! cli::diff::report: the `diff` report as a table or as one JSON object — the findings (one
+//! per transition, each with its reproducing scenario), the Cedar-only differences apart, and
+//! the replay half (`replay::report` prints its transition table and changes).
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::DiffArgs;
+use crate::analysis::diff::MAX_MISSES;
 use crate::analysis::render::set;
 use crate::analysis::{Category, DiffReport, Finding};
-use crate::audit::record::Verdict;
 use crate::audit::replay::ReplayReport;
+use crate::cli::replay::report::{json_body, print_change, print_transitions};
 
-pub(super) fn print_json(
-    args: &DiffArgs,
-    report: &DiffReport,
-    replayed: Option<&ReplayReport>,
-    files: &[Option<PathBuf>],
-    seconds: f64,
-) {
-    let findings: Vec<serde_json::Value> = report
-        .findings
-        .iter()
-        .zip(files)
-        .map(|(finding, file)| {
-            let mut value = serde_json::to_value(finding).unwrap_or_default();
-            set(
-                &mut value,
-                "scenario_file",
-                json!(file.as_ref().map(|path| path.display().to_string())),
-            );
-            value
-        })
-        .collect();
-    let mut value = json!({
-        "before": args.before.display().to_string(),
-        "after": args.after.display().to_string(),
-        "environments": report.environments,
-        "identical": report.identical,
-        "seconds": seconds,
-        "counts": {
-            "newly_allowed": report.count(Category::NewlyAllowed),
-            "newly_askable": report.count(Category::NewlyAskable),
-            "newly_stricter": report.count(Category::NewlyStricter),
-        },
-        "alike": report.alike,
-        "findings": findings,
-    });
-    if let Some(replayed) = replayed {
-        set(
-            &mut value,
-            "replay",
-            json!({
-                "records": replayed.records,
-                "decisions": replayed.decisions,
-                "changed": replayed.changed,
-                "transitions": replayed.transitions,
-                "changes": replayed.changes,
-            }),
+/// Everything one `diff` run shows.
+pub(super) struct Shown<'a> {
+    pub args: &'a DiffArgs,
+    pub report: &'a DiffReport,
+    pub replayed: Option<&'a ReplayReport>,
+    /// Scenario files: the findings', then the Cedar-only requests'.
+    pub files: &'a [Option<PathBuf>],
+    pub seconds: f64,
+}
+
+impl Shown<'_> {
+    fn files(&self) -> (&[Option<PathBuf>], &[Option<PathBuf>]) {
+        let split = self.report.findings.len().min(self.files.len());
+        self.files.split_at(split)
+    }
+
+    pub fn print_json(&self) {
+        let report = self.report;
+        let (finding_files, cedar_files) = self.files();
+        let mut value = json!({
+            "before": self.args.before.display().to_string(),
+            "after": self.args.after.display().to_string(),
+            "environments": report.environments,
+            "identical": report.identical,
+            "queries": report.queries,
+            "seconds": self.seconds,
+            "counts": {
+                "newly_allowed": report.count(Category::NewlyAllowed),
+                "newly_askable": report.count(Category::NewlyAskable),
+                "newly_stricter": report.count(Category::NewlyStricter),
+                "cedar_only": report.cedar_only.len(),
+            },
+            "alike": report.alike,
+            "exhausted": report.exhausted,
+            "findings": with_files(&report.findings, finding_files),
+            "cedar_only": with_files(&report.cedar_only, cedar_files),
+        });
+        if let Some(replayed) = self.replayed {
+            set(&mut value, "replay", json_body(replayed));
+        }
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
         );
     }
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&value).unwrap_or_default()
-    );
-}
 
-pub(super) fn print_table(
-    args: &DiffArgs,
-    report: &DiffReport,
-    replayed: Option<&ReplayReport>,
-    files: &[Option<PathBuf>],
-    seconds: f64,
-) {
-    println!(
-        "diff {} → {}: {} environments ({} alike by text, not solved) in {seconds:.2}s",
-        args.before.display(),
-        args.after.display(),
-        report.environments,
-        report.identical
-    );
-    println!(
-        "newly allowed without a human: {}, newly askable: {}, newly stricter: {}",
-        report.count(Category::NewlyAllowed),
-        report.count(Category::NewlyAskable),
-        report.count(Category::NewlyStricter)
-    );
-    for (finding, file) in report.findings.iter().zip(files) {
-        print_finding(args, finding, file.as_deref());
-    }
-    if let Some(replayed) = replayed {
-        print_replay(replayed);
-    }
-}
-
-fn print_finding(args: &DiffArgs, finding: &Finding, file: Option<&Path>) {
-    println!(
-        "\n[{}] {} {} {}: {} → {}",
-        finding.category.as_str(),
-        finding.principal_type,
-        finding.action,
-        finding.resource_type,
-        finding.before.as_str(),
-        finding.after.as_str()
-    );
-    let request = &finding.request;
-    println!(
-        "  request: principal {} action Action::\"{}\" resource {}",
-        request.principal, request.action, request.resource
-    );
-    println!("  context: {}", request.context);
-    let rendered = &finding.scenario;
-    if let (Some(before), Some(after)) = (&rendered.check_before, &rendered.check_after) {
-        let verdict = if rendered.reproduces {
-            "reproduces"
-        } else {
-            "does not reproduce"
-        };
-        println!("  check: before {before}, after {after} ({verdict})");
-    }
-    if let Some(note) = &rendered.note {
-        println!("  note: {note}");
-    }
-    match (file, &rendered.scenario) {
-        (Some(path), _) => {
-            println!("  scenario: {}", path.display());
+    pub fn print_table(&self) {
+        let (args, report) = (self.args, self.report);
+        println!(
+            "diff {} → {}: {} environments ({} alike by text, not solved), {} questions in {:.2}s",
+            args.before.display(),
+            args.after.display(),
+            report.environments,
+            report.identical,
+            report.queries,
+            self.seconds
+        );
+        println!(
+            "newly allowed without a human: {}, newly askable: {}, newly stricter: {}",
+            report.count(Category::NewlyAllowed),
+            report.count(Category::NewlyAskable),
+            report.count(Category::NewlyStricter)
+        );
+        let (finding_files, cedar_files) = self.files();
+        for (finding, file) in report.findings.iter().zip(finding_files) {
+            self.print_finding(finding, file.as_deref());
+        }
+        if !report.cedar_only.is_empty() {
             println!(
-                "    askgate check {} {}",
-                path.display(),
-                args.check_flags(&args.before)
+                "\nCedar requests only ({}): differences of synthesized requests that no call shows; they do not set exit 5",
+                report.cedar_only.len()
             );
+            for (finding, file) in report.cedar_only.iter().zip(cedar_files) {
+                self.print_finding(finding, file.as_deref());
+            }
+        }
+        if report.alike > 0 {
             println!(
-                "    askgate check {} {}",
-                path.display(),
-                args.check_flags(&args.after)
+                "\n{} proposed requests were decided alike by askgate and asked past",
+                report.alike
             );
         }
-        (None, Some(scenario)) => println!("  scenario: {scenario}"),
-        (None, None) => {}
+        if !report.exhausted.is_empty() {
+            println!(
+                "\nsearch stopped after {MAX_MISSES} requests that showed nothing new in: {}",
+                report.exhausted.join(", ")
+            );
+        }
+        if let Some(replayed) = self.replayed {
+            print_replay(replayed);
+        }
     }
+
+    fn print_finding(&self, finding: &Finding, file: Option<&Path>) {
+        let args = self.args;
+        println!(
+            "\n[{}] {} {} {}: {} → {}",
+            finding.category.as_str(),
+            finding.principal_type,
+            finding.action,
+            finding.resource_type,
+            finding.before.label(),
+            finding.after.label()
+        );
+        let request = &finding.request;
+        println!(
+            "  request: principal {} action Action::\"{}\" resource {} ({} → {})",
+            request.principal,
+            request.action,
+            request.resource,
+            finding.request_before.label(),
+            finding.request_after.label()
+        );
+        println!("  context: {}", request.context);
+        let rendered = &finding.scenario;
+        if let (Some(before), Some(after)) = (&rendered.check_before, &rendered.check_after) {
+            let verdict = if finding.reproduces {
+                "reproduces"
+            } else {
+                "does not reproduce"
+            };
+            println!("  check: before {before}, after {after} ({verdict})");
+        }
+        if let Some(note) = rendered.note.as_ref().filter(|_| !finding.reproduces) {
+            println!("  note: {note}");
+        }
+        match (file, &rendered.scenario) {
+            (Some(path), _) => {
+                println!("  scenario: {}", path.display());
+                for dir in [&args.before, &args.after] {
+                    println!(
+                        "    askgate check {} {}",
+                        path.display(),
+                        args.check_flags(dir)
+                    );
+                }
+            }
+            (None, Some(scenario)) => println!("  scenario: {scenario}"),
+            (None, None) => {}
+        }
+    }
+}
+
+fn with_files(findings: &[Finding], files: &[Option<PathBuf>]) -> Vec<Value> {
+    findings
+        .iter()
+        .zip(files.iter().chain(std::iter::repeat(&None)))
+        .map(|(finding, file)| {
+            let mut value = serde_json::to_value(finding).unwrap_or_default();
+            let file = file.as_ref().map(|path| path.display().to_string());
+            set(&mut value, "scenario_file", json!(file));
+            value
+        })
+        .collect()
 }
 
 fn print_replay(report: &ReplayReport) {
     println!(
-        "\nreplay against AFTER: {} records ({} decisions), {} changed",
+        "\nreplay on BEFORE and on AFTER: {} records ({} decisions), {} changed",
         report.records, report.decisions, report.changed
     );
-    println!("transitions (rows: logged, columns: replayed)");
-    println!("  {:<8}{:>10}{:>10}{:>10}", "", "allow", "ask", "deny");
-    for from in Verdict::ALL {
-        let cells: Vec<String> = Verdict::ALL
-            .iter()
-            .map(|to| format!("{:>10}", report.transition(from, *to)))
-            .collect();
-        println!("  {:<8}{}", from.as_str(), cells.concat());
+    print_transitions(report, "BEFORE", "AFTER");
+    for change in &report.changes {
+        print_change(change);
     }
 }

@@ -119,6 +119,7 @@ impl Work {
             local_file,
             tool_use_id: None,
             waits_for: None,
+            front_door: None,
         };
         let decision = match self.state.decide_and_record(&prepared).await {
             Ok(decision) => decision,

@@ -21,7 +21,7 @@ use super::outcome;
 use super::schema::{DESIGN, PROJECTS};
 use super::session::McpSession;
 use crate::server::approvals::{ApprovalStatus, ApprovalView};
-use crate::server::gateway::{AppState, Handled};
+use crate::server::gateway::{AppState, FrontDoor, Handled};
 use crate::server::metrics::LinkStep;
 
 /// What a `tools/call` needs beside the service: the held-call quota and the approval links.
@@ -74,6 +74,7 @@ impl Front<'_> {
         };
         prepared.tool_use_id = tool_use_id;
         prepared.waits_for = Some(self.state.inner().mcp.approval_wait);
+        prepared.front_door = Some(FrontDoor::Mcp);
         let decision_id = prepared.decision_id.clone();
         match self.state.handle_held_open(&session.caller, prepared).await {
             Err(error) => outcome::error(&format!(
