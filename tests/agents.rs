@@ -2,6 +2,7 @@
 //! client runs headless, askgate and its sandbox run on loopback.
 
 mod attest;
+mod attest_sessions;
 mod client;
 mod hook;
 mod mcp;

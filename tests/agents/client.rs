@@ -12,6 +12,7 @@ fn run<'a>(api_url: &'a str, prompt: &'a str) -> Run<'a> {
         mcp_config: None,
         settings: None,
         allowed_tools: Vec::new(),
+        args: Vec::new(),
         env: Vec::new(),
         timeout: std::time::Duration::from_secs(120),
     }

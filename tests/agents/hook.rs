@@ -19,6 +19,7 @@ fn run<'a>(fake: &'a FakeMessages, settings: Value) -> Run<'a> {
         mcp_config: None,
         settings: Some(settings),
         allowed_tools: vec!["Projects".to_string()],
+        args: Vec::new(),
         env: vec![
             ("CLAUDE_PROJECT_UUID".to_string(), PROJECT_UUID.to_string()),
             ("ASKGATE_AGENT_TOKEN".to_string(), AGENT.to_string()),

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::gateway::harness::{write_args, Gateway, AGENT, APPROVER};
 use crate::gateway::hook_log::logged;
-use crate::support::claude_code::Run;
+use crate::support::claude_code::{self, Run};
 use crate::support::fake_messages::{FakeMessages, ToolResult, Turn};
 
 const DESIGN_TOOL: &str = "mcp__askgate__ClaudeDesign";
@@ -26,6 +26,7 @@ fn run<'a>(fake: &'a FakeMessages, gateway: &Gateway) -> Run<'a> {
         mcp_config: Some(mcp_config(&gateway.url)),
         settings: None,
         allowed_tools: vec![DESIGN_TOOL.to_string()],
+        args: Vec::new(),
         env: Vec::new(),
         timeout: Duration::from_secs(150),
     }
@@ -227,4 +228,54 @@ async fn the_model_sees_claude_designs_arguments_after_tool_search() {
             .contains("- write_files(project_id, plan_token, files[{path*"),
         "{loaded}"
     );
+}
+
+/// What `claude mcp list` shows for askgate's `/mcp` without a token and with an unknown one
+/// (issue 19 §5): the words name the agent token, not a failed OAuth discovery.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_mcp_list_says_askgate_needs_an_agent_token() {
+    let gateway = Gateway::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let url = format!("{}/mcp", gateway.url);
+    let timeout = Duration::from_secs(30);
+    for (name, header) in [
+        ("askgate-no-token", None),
+        (
+            "askgate-wrong-token",
+            Some("Authorization: Bearer not-a-configured-token"),
+        ),
+    ] {
+        let mut args = vec!["mcp", "add", "--transport", "http", name, &url];
+        if let Some(header) = header {
+            args.extend(["--header", header]);
+        }
+        let (added, printed) = claude_code::command(home.path(), &args, timeout).await;
+        assert!(added, "{printed}");
+    }
+    let (_, listed) = claude_code::command(home.path(), &["mcp", "list"], timeout).await;
+    let line = |name: &str| {
+        listed
+            .lines()
+            .find(|line| line.starts_with(&format!("{name}: ")))
+            .unwrap_or_else(|| panic!("`{name}` is not listed: {listed}"))
+            .to_string()
+    };
+    // Without a token the client tries OAuth; the registration endpoint's answer, which the
+    // client prints, names the fix.
+    let missing = line("askgate-no-token");
+    assert!(missing.contains("✘ Failed to connect"), "{missing}");
+    assert!(
+        missing.contains("askgate needs an agent token, not OAuth")
+            && missing.contains("Authorization: Bearer <agent token>"),
+        "{missing}"
+    );
+    // With a token the client never tries OAuth: it says the header was rejected.
+    let wrong = line("askgate-wrong-token");
+    assert!(
+        wrong.contains("Server rejected the configured Authorization header (HTTP 401)")
+            && wrong.contains("unknown bearer token"),
+        "{wrong}"
+    );
+    assert!(!wrong.contains("Registration"), "{wrong}");
+    assert!(!wrong.contains("not-a-configured-token"), "{wrong}");
 }

@@ -70,6 +70,8 @@ pub struct Run<'a> {
     pub settings: Option<Value>,
     /// `--allowedTools`, so a tool runs without a prompt in `-p` mode.
     pub allowed_tools: Vec<String>,
+    /// Further arguments (e.g. `--permission-mode plan`).
+    pub args: Vec<String>,
     /// Extra environment (e.g. `CLAUDE_PROJECT_UUID`, `ASKGATE_SERVER`).
     pub env: Vec<(String, String)>,
     pub timeout: Duration,
@@ -80,22 +82,14 @@ impl Run<'_> {
     /// `permission_denials`, ...).
     pub async fn json(&self) -> Value {
         let home = tempfile::tempdir().expect("home dir");
-        let mut command = tokio::process::Command::new(binary());
+        let mut command = client(home.path());
         command
             .arg("-p")
             .arg(self.prompt)
             .args(["--output-format", "json"])
-            .current_dir(home.path())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home.path())
+            .args(&self.args)
             .env("ANTHROPIC_BASE_URL", self.api_url)
-            .env("ANTHROPIC_API_KEY", "sk-ant-fake-for-tests")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .envs(self.env.iter().map(|(key, value)| (key, value)))
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
+            .envs(self.env.iter().map(|(key, value)| (key, value)));
         if let Some(config) = &self.mcp_config {
             let path = home.path().join("mcp.json");
             std::fs::write(&path, config.to_string()).expect("mcp config written");
@@ -124,4 +118,36 @@ impl Run<'_> {
             )
         })
     }
+}
+
+/// The client with a clean environment and `home` as its `HOME` and working directory; it is
+/// killed if the test drops it.
+fn client(home: &Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(binary());
+    command
+        .current_dir(home)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("ANTHROPIC_API_KEY", "sk-ant-fake-for-tests")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    command
+}
+
+/// Runs `claude ARGS` (e.g. `mcp add`, `mcp list`) in `home` and returns its exit status and
+/// everything it printed (stdout, then stderr).
+pub async fn command(home: &Path, args: &[&str], timeout: Duration) -> (bool, String) {
+    let output = tokio::time::timeout(timeout, client(home).args(args).output())
+        .await
+        .expect("the client finished before its deadline")
+        .expect("the client ran");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), printed)
 }
