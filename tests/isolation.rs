@@ -146,7 +146,7 @@ fn gates_read_only_facts_known_before_any_observation() {
         }
     }
     assert_eq!(
-        gates, 15,
-        "the nine availability gates, the five local_path gates and the MCP attestation gate are gates"
+        gates, 16,
+        "the nine availability gates, the five local_path gates and the two MCP attestation gates are gates"
     );
 }

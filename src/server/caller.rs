@@ -34,6 +34,11 @@ pub struct SessionDefaults {
     pub mode: crate::facts::Mode,
     pub interactive: bool,
     pub permission_hook: bool,
+    /// bypassPermissions may be entered by this caller's client. An MCP call's hook
+    /// attestation that claims bypass mode counts only when this is set (or `mode` is
+    /// bypassPermissions): the agent token lives in the client's environment, so whatever can
+    /// read it can post a hook input (`gates.mcp-attested-bypass-unavailable`).
+    pub bypass_available: bool,
 }
 
 impl Default for SessionDefaults {
@@ -44,6 +49,7 @@ impl Default for SessionDefaults {
             mode: session.mode,
             interactive: session.interactive,
             permission_hook: session.permission_hook,
+            bypass_available: session.bypass_available,
         }
     }
 }

@@ -46,7 +46,7 @@ pub fn attested_run<'a>(
         allowed_tools: vec![DESIGN_TOOL.to_string()],
         args: Vec::new(),
         env: vec![("ASKGATE_AGENT_TOKEN".to_string(), AGENT.to_string())],
-        timeout: Duration::from_secs(60),
+        timeout: Duration::from_secs(150),
     }
 }
 

@@ -237,7 +237,7 @@ async fn claude_mcp_list_says_askgate_needs_an_agent_token() {
     let gateway = Gateway::start().await;
     let home = tempfile::tempdir().unwrap();
     let url = format!("{}/mcp", gateway.url);
-    let timeout = Duration::from_secs(30);
+    let timeout = Duration::from_secs(90);
     for (name, header) in [
         ("askgate-no-token", None),
         (

@@ -182,6 +182,56 @@ async fn the_attested_permission_mode_reaches_the_decision() {
     assert_eq!(gateway.tool_calls("write_files").await, 0);
 }
 
+/// A hook input claiming bypassPermissions is posted with the agent token, which whatever runs
+/// in the client's environment can read (the agents-real finding): bypass counts only for a
+/// caller whose configuration makes it available; otherwise the gate refuses, naming the setting,
+/// and nothing is sent upstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attested_bypass_counts_only_where_the_callers_configuration_makes_it_available() {
+    for (available, refused) in [(false, true), (true, false)] {
+        let gateway = Gateway::start_with(|raw| {
+            mcp(raw, 30, false);
+            raw.callers = Some(vec![
+                serde_json::from_value(json!({"token": AGENT, "role": "agent",
+                    "principal": "agent", "session": {"bypass_available": available}}))
+                .unwrap(),
+                serde_json::from_value(json!({"token": APPROVER, "role": "approver",
+                    "principal": "lead"}))
+                .unwrap(),
+            ]);
+        })
+        .await;
+        gateway.record_consent().await;
+        let mut client = connected(&gateway, AGENT).await;
+        let id = "toolu_bypass";
+        // A read: allowed in any mode, so only the gate can refuse it.
+        let read = json!({"operation": "list_projects", "arguments": {}});
+        attest(
+            &gateway,
+            AGENT,
+            hook_input(id, "cc-1", "bypassPermissions", None),
+        )
+        .await;
+        let (result, _) = client
+            .call_with_meta("ClaudeDesign", read.clone(), meta(id))
+            .await;
+        let gate = "gates.mcp-attested-bypass-unavailable".to_string();
+        if refused {
+            assert_eq!(result["isError"], true, "{result}");
+            assert!(policies(&result).contains(&gate), "{result}");
+            assert!(
+                text_of(&result).contains("callers[].session.bypass_available"),
+                "{result}"
+            );
+            assert_eq!(gateway.tool_calls("list_projects").await, 0);
+        } else {
+            assert_eq!(result["isError"], false, "bypass, made available: {result}");
+            assert!(!policies(&result).contains(&gate), "{result}");
+            assert_eq!(gateway.tool_calls("list_projects").await, 1);
+        }
+    }
+}
+
 /// One token, one MCP connection, two client sessions: a plan approved in one is not the
 /// other's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -16,7 +16,8 @@ pub struct RawCaller {
     pub token: String,
     pub role: Role,
     pub principal: String,
-    /// This caller's MCP session facts (`agent`, `mode`, `interactive`, `permission_hook`).
+    /// This caller's MCP session facts (`agent`, `mode`, `interactive`, `permission_hook`,
+    /// `bypass_available`).
     #[serde(default)]
     pub session: SessionDefaults,
 }

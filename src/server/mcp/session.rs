@@ -45,7 +45,8 @@ impl McpSession {
             mode: defaults.mode,
             interactive: defaults.interactive,
             permission_hook: defaults.permission_hook,
-            bypass_available: false,
+            bypass_available: defaults.bypass_available
+                || defaults.mode == crate::facts::Mode::BypassPermissions,
             ..Session::default()
         };
         let base_url = public_url.map_or_else(|| request_base(parts), str::to_string);
