@@ -612,3 +612,54 @@ async fn mcp_stateless_ask_answers_input_required_with_the_approval_link_and_the
     let (again, _) = client.call_with_params(retry).await;
     assert!(text_of(&again).contains("already used"), "{again}");
 }
+
+/// The retry of a 2026-07-28 ask that comes while the approved call is still running (a slow
+/// upstream, or a loaded machine) is held until the run ends and answers its result. Found by
+/// the real-client tests under load: the retry answered "it did not run" while the approved
+/// call ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_stateless_retry_while_the_approved_call_runs_waits_for_its_result() {
+    let gateway = Gateway::start_with(|raw| quick_holds(raw, 30)).await;
+    gateway.record_consent().await;
+    let mut client = McpClient::stateless(&gateway, Some(AGENT));
+    client.capabilities = json!({"elicitation": {"url": {}}});
+    let arguments =
+        json!({"operation": "write_files", "arguments": write_args("p1", &["slow.html"])});
+    let first = client
+        .request(
+            "tools/call",
+            json!({"name": "ClaudeDesign", "arguments": arguments}),
+        )
+        .await;
+    let result = first.response(1)["result"].clone();
+    assert_eq!(result["resultType"], "input_required", "{first:?}");
+    let state = result["requestState"].as_str().unwrap().to_string();
+    let id = pending_approval(&gateway).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The approved write takes 1.5 s upstream; the retry comes while it runs.
+    gateway
+        .fault(json!({"fault": "delay", "ms": 1500, "tool": "write_files"}))
+        .await;
+    let approve = async { assert_eq!(gateway.approve(&id).await.status, 200) };
+    let retry = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let running = gateway
+            .get(&format!("/v1/approvals/{id}"), Some(APPROVER))
+            .await;
+        assert_eq!(running.body["status"], "running", "{}", running.body);
+        client
+            .call_with_params(json!({"name": "ClaudeDesign", "arguments": arguments,
+                "requestState": state, "inputResponses": {"askgate_approval": {"action": "cancel"}}}))
+            .await
+    };
+    let ((), (held, _)) = tokio::join!(approve, retry);
+    assert_eq!(held["isError"], false, "{held}");
+    assert!(text_of(&held).contains("ran once"), "{held}");
+    // Ran once: the tokenless write's first answer is `needs_project_grant`, the grant is POSTed
+    // (once) and the write sent again (client-facts §5), as without the delay.
+    let stats = gateway.stats().await;
+    assert_eq!(stats["grant_posts"], 1, "{stats}");
+    assert_eq!(stats["tools_call"]["write_files"], 2, "{stats}");
+}

@@ -165,14 +165,18 @@ impl Front<'_> {
                 state.approval
             ));
         };
-        if view.status != ApprovalStatus::Pending {
-            return outcome::settled(
+        match view.status {
+            // Approved and still running when the retry came: held until its result is there,
+            // like a call held from the start (the run's deadline bounds the wait).
+            ApprovalStatus::Pending | ApprovalStatus::Running => {
+                self.hold(session, &view, &state.decision, context).await
+            }
+            _ => outcome::settled(
                 &view,
                 &state.decision,
                 &approval_url(&session.base_url, &view.id),
-            );
+            ),
         }
-        self.hold(session, &view, &state.decision, context).await
     }
 
     /// Holds the call until an approver decides, under the held-call quota.
