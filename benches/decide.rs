@@ -21,8 +21,9 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use askgate::authz::decision::RequestContext;
+use askgate::authz::CallFacts;
 use askgate::authz::{baseline, decide, Decision, Outcome, PolicySnapshot, Question, Source};
-use askgate::facts::{CallFacts, Environment, ServerGrants, Session};
+use askgate::facts::{Environment, ServerGrants, Session};
 use askgate::scenario::run::gather;
 use askgate::scenario::{Scenario, ScenarioCall, ScenarioPlan, ScenarioState};
 use cedar_policy::{Authorizer, Context, Decision as CedarDecision, EntityUid, Request, Schema};

@@ -4,7 +4,8 @@
 //!
 //! Map: `snapshot` (validated policy set + metadata + hash), `load` (parsing, annotations,
 //! strict validation), `index` (per-action/resource slices and the gate slices), `reads` (what each policy reads of a request; `probes` and `relations`: values
-//! read only through comparisons), `context` (typed request contexts mirroring the schema),
+//! read only through comparisons), `context` (typed request contexts mirroring the schema), `input` (the
+//! decision input: one call's facts) and `entity` (Cedar entity references),
 //! `project` (a context cut down to what a slice reads: cache key and Cedar record), `cache`
 //! (the one answer cache, per snapshot), `evaluate` (one question against the slices),
 //! `reference` (the same questions put to plain Cedar, whole: what the cache is proved against),
@@ -18,8 +19,10 @@ pub mod card;
 pub mod context;
 pub mod decide;
 pub mod decision;
+pub mod entity;
 pub mod evaluate;
 pub mod index;
+pub mod input;
 pub mod load;
 pub mod probes;
 pub mod problem;
@@ -37,6 +40,8 @@ use serde::{Deserialize, Serialize};
 pub use card::Approval;
 pub use decide::decide;
 pub use decision::{BlockedTarget, Decision, EvaluatedRequest, Outcome, Question, RequestContext};
+pub use entity::EntityRef;
+pub use input::{CallFacts, CallSummary};
 pub use problem::{LoadError, LoadProblem};
 pub use snapshot::{PolicyMeta, PolicySnapshot, Source};
 

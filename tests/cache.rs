@@ -8,8 +8,9 @@
 //! verified or not, plans expiring around `now`; the policies are the baseline, the hardening
 //! pack and the examples, so every target fact and both entity reads are in play.
 
+use askgate::authz::CallFacts;
 use askgate::authz::{baseline, decide, reference, Decision, PolicySnapshot, Source};
-use askgate::facts::{AgentKind, CallFacts, Environment, Mode, ServerGrants, Session};
+use askgate::facts::{AgentKind, Environment, Mode, ServerGrants, Session};
 use askgate::scenario::run::gather;
 use askgate::scenario::suite::Suite;
 use askgate::scenario::{Scenario, ScenarioCall, ScenarioPlan, ScenarioState};

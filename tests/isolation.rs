@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use askgate::authz::CallFacts;
 use askgate::authz::{decide, Decision, PolicySnapshot};
-use askgate::facts::CallFacts;
 use askgate::scenario::run::gather;
 
 use crate::support::{baseline_snapshot, corpus_files, load_scenario, snapshot_without};

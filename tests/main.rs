@@ -12,6 +12,7 @@ mod audit;
 mod cache;
 mod cli;
 mod corpus;
+mod docs;
 mod fleet;
 mod gateway;
 mod hostile;

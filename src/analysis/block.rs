@@ -64,7 +64,7 @@ fn literal(value: &Value) -> Option<Expr> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::facts::EntityRef;
+    use crate::authz::EntityRef;
 
     #[test]
     fn a_blocked_request_is_named_leaf_by_leaf() {

@@ -11,7 +11,7 @@ use super::answer::Answer;
 use crate::authz::context::{CallContext, SurfaceContext, TargetContext};
 use crate::authz::evaluate::evaluate;
 use crate::authz::{decide, PolicySnapshot};
-use crate::facts::{CallFacts, CallSummary, EntityRef};
+use crate::authz::{CallFacts, CallSummary, EntityRef};
 use crate::identity::ProjectIdentity;
 
 /// A synthesized request in askgate's terms: entities by type and id, the context as JSON.

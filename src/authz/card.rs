@@ -9,7 +9,7 @@ mod kept;
 use serde::{Deserialize, Serialize};
 
 use super::ApprovalKind;
-use crate::facts::{CallFacts, CallSummary};
+use crate::authz::{CallFacts, CallSummary};
 use crate::identity::ProjectIdentity;
 
 /// The consent prompt of the reference client (client-facts §4).

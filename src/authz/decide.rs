@@ -17,7 +17,7 @@ use super::reads::Tree;
 use super::snapshot::PolicySnapshot;
 use super::targets::{classify, Classification, TargetCall};
 use super::{ApprovalKind, EvaluationError};
-use crate::facts::{CallFacts, EntityRef};
+use crate::authz::{CallFacts, EntityRef};
 
 mod outcome;
 

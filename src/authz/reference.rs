@@ -17,7 +17,7 @@ use super::decision::Decision;
 use super::evaluate::{add, Answer, Asked};
 use super::snapshot::PolicySnapshot;
 use super::EvaluationError;
-use crate::facts::CallFacts;
+use crate::authz::CallFacts;
 
 /// `decide` with every question answered by plain Cedar on the whole set and context.
 pub fn decide(facts: &CallFacts, snapshot: &PolicySnapshot) -> Decision {

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use super::*;
+use crate::authz::EntityRef;
 use crate::authz::{baseline, Source};
-use crate::facts::EntityRef;
 use crate::paths::target_facts;
 
 fn snapshot_with(extra: &[Source]) -> PolicySnapshot {

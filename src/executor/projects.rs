@@ -45,7 +45,7 @@ use serde_json::Value;
 use crate::call::{ProjectsCall, ProjectsMethod};
 use api::{Action, Upstream};
 use detail::ProjectDetail;
-pub use error::{ProjectsError, REDACTED_TOKEN};
+pub use error::ProjectsError;
 pub use local_place::{observe_local_path, LocalPathRules};
 
 use crate::facts::observations::LocalFileStat;

@@ -1,4 +1,5 @@
-//! Bearer-token redaction of every text the executor hands back (client-facts §6, `n6r`).
+//! The one bearer-token redactor: every text the executor hands back, on both surfaces
+//! (client-facts §6, `n6r`).
 //! It must not decide which token is secret; callers pass every token they used.
 
 /// What a bearer token is replaced with in every error or body text.
@@ -14,8 +15,8 @@ pub fn redact(text: &str, token: &str) -> String {
 
 /// `text` with every one of `tokens` redacted, longest first so a token that contains another is
 /// never left half visible.
-pub fn redact_all(text: &str, tokens: &[&str]) -> String {
-    let mut ordered: Vec<&str> = tokens.to_vec();
+pub fn redact_all<T: AsRef<str>>(text: &str, tokens: &[T]) -> String {
+    let mut ordered: Vec<&str> = tokens.iter().map(AsRef::as_ref).collect();
     ordered.sort_by_key(|token| std::cmp::Reverse(token.len()));
     ordered
         .into_iter()

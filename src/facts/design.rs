@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use time::OffsetDateTime;
 
-use super::{CallFacts, CallSummary, DesignObservations, EntityRef, Environment, Session};
+use super::{DesignObservations, Environment, Session};
 use crate::authz::context::{
     CallContext, DesignArgumentsContext, DesignContext, GrantContext, PlanContext, SurfaceContext,
 };
+use crate::authz::{CallFacts, CallSummary, EntityRef};
 use crate::call::{static_operation, DesignCall, Provenance};
 use crate::identity::{sanitize_identity, ProjectIdentity};
 use crate::paths::{normalize, PathSet};

@@ -9,8 +9,9 @@ use time::OffsetDateTime;
 
 use super::design::unix_millis;
 use super::observations::LocalPathPlace;
-use super::{CallFacts, CallSummary, EntityRef, Environment, ProjectsObservations, Session};
+use super::{Environment, ProjectsObservations, Session};
 use crate::authz::context::{CallContext, ProjectsContext, SurfaceContext};
+use crate::authz::{CallFacts, CallSummary, EntityRef};
 use crate::call::{ProjectsCall, ProjectsMethod, WriteSource};
 
 pub const PROJECT_READ_SCOPE: &str = "user:projects:read";

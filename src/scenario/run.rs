@@ -6,9 +6,10 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use super::{Scenario, ScenarioState};
+use crate::authz::CallFacts;
 use crate::authz::{decide, Decision, PolicySnapshot};
 use crate::call::{CallError, Catalog, DesignCall, ProjectsCall};
-use crate::facts::{self, CallFacts, DesignObservations};
+use crate::facts::{self, DesignObservations};
 use crate::paths::PathSet;
 use crate::state::{ApprovedPlan, DesignState, SessionKey};
 

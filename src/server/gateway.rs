@@ -15,10 +15,11 @@ use super::error::ApiError;
 use super::execute::{run_projects, DesignRun};
 use super::metrics::Metrics;
 use super::observe;
+use crate::authz::CallFacts;
 use crate::authz::{decide, Decision, Outcome, PolicySnapshot};
 use crate::call::{effective_hints, CallError, Catalog, DesignCall, ProjectsCall};
 use crate::facts::observations::LocalFileStat;
-use crate::facts::{self, CallFacts, DesignObservations, Environment};
+use crate::facts::{self, DesignObservations, Environment};
 use crate::state::SessionKey;
 
 pub struct Inner {

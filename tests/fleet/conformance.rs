@@ -6,9 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use askgate::authz::CallSummary;
 use askgate::authz::{Approval, ApprovalKind};
 use askgate::call::DesignCall;
-use askgate::facts::{CallSummary, Session};
+use askgate::facts::Session;
 use askgate::server::approvals::{
     ApprovalBook, ApprovalStatus, ApprovalStore, ApprovalView, ApprovedCall, CreateError,
     PendingCall,

@@ -12,7 +12,8 @@ use crate::analysis::expr::{self, Expr};
 use crate::authz::context::{cedar_context, SurfaceContext, TargetContext};
 use crate::authz::reads::Tree;
 use crate::authz::{baseline, PolicySnapshot};
-use crate::facts::{CallFacts, EntityRef, Session};
+use crate::authz::{CallFacts, EntityRef};
+use crate::facts::Session;
 use crate::scenario::run::gather;
 use crate::scenario::Scenario;
 

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::upgrade;
 use super::REDACTED;
 use crate::authz::context::CallContext;
-use crate::facts::{CallFacts, CallSummary, EntityRef};
+use crate::authz::{CallFacts, CallSummary, EntityRef};
 use crate::identity::ProjectIdentity;
 use crate::paths::TargetFacts;
 

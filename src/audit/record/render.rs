@@ -9,8 +9,8 @@ use super::{
     DecisionKind, DecisionRecord, FactsError, FactsV1, FrontDoorV1, PolicySetV1, ShadowRecord,
     Verdict, Version,
 };
+use crate::authz::CallFacts;
 use crate::authz::{Decision, Outcome};
-use crate::facts::CallFacts;
 
 /// What replaces a non-empty Projects search query in logged facts (queries are free text).
 pub const REDACTED: &str = "[redacted]";

@@ -4,7 +4,7 @@
 //! `design.plan_registrable`). It decides nothing: the policies chose the card's kind.
 
 use crate::authz::context::{DesignContext, SessionContext, SurfaceContext};
-use crate::facts::{CallFacts, CallSummary};
+use crate::authz::{CallFacts, CallSummary};
 use crate::paths::{check_plan_display, PlanDisplayRefusal};
 
 /// What is not kept, as a clause of the card's scope sentence and one of its message.

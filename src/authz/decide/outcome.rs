@@ -12,7 +12,7 @@ use super::super::decision::{BlockedTarget, Decision, Outcome};
 use super::super::reason::{policy_ids, reasons};
 use super::super::{ApprovalKind, EvaluationError};
 use super::Run;
-use crate::facts::CallFacts;
+use crate::authz::CallFacts;
 
 impl Run<'_> {
     pub(super) fn ask_decision(

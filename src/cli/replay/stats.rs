@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use crate::audit::reader::{parse_record, split_lines};
 use crate::audit::record::Record;
 use crate::audit::replay::LogText;
+use crate::authz::CallFacts;
 use crate::authz::PolicySnapshot;
-use crate::facts::CallFacts;
 
 /// How many decisions the cold-cache rate is measured on (each is a full Cedar evaluation).
 const COLD_SAMPLE: usize = 20_000;

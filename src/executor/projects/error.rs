@@ -1,11 +1,10 @@
 //! Owns [`ProjectsError`], every way an allowed Projects call can fail, and the redaction of
-//! bearer tokens from its text; it must not decide anything or talk to the network.
+//! bearer tokens from its text (through `executor::redact`); it must not decide anything or talk to the network.
 //!
 //! Sentences quoted by client-facts §10 keep the reference's wording and casing; our own
 //! messages are lower-case.
 
-/// What replaces a bearer token in every error text (client-facts §6).
-pub const REDACTED_TOKEN: &str = "[redacted-oauth-token]";
+use crate::executor::redact::redact_all;
 
 /// A failed Projects call.
 #[derive(Debug, thiserror::Error)]
@@ -100,9 +99,9 @@ impl ProjectsError {
         }
     }
 
-    /// The same error with every occurrence of each secret replaced by [`REDACTED_TOKEN`].
+    /// The same error with every occurrence of each secret replaced by [`crate::executor::redact::REDACTED`].
     pub fn redacted(self, secrets: &[String]) -> ProjectsError {
-        let scrub = |text: String| redact(&text, secrets);
+        let scrub = |text: String| redact_all(&text, secrets);
         match self {
             ProjectsError::Api {
                 action,
@@ -174,16 +173,6 @@ impl ProjectsError {
     }
 }
 
-/// `text` with every non-empty secret replaced by [`REDACTED_TOKEN`].
-pub fn redact(text: &str, secrets: &[String]) -> String {
-    secrets
-        .iter()
-        .filter(|secret| !secret.is_empty())
-        .fold(text.to_owned(), |text, secret| {
-            text.replace(secret.as_str(), REDACTED_TOKEN)
-        })
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
@@ -194,10 +183,10 @@ mod tests {
     fn redact_replaces_every_occurrence_and_ignores_empty_secrets() {
         let secrets = vec![String::new(), "tok-1".to_owned(), "tok-2".to_owned()];
         assert_eq!(
-            redact("a tok-1 b tok-1 c tok-2", &secrets),
+            redact_all("a tok-1 b tok-1 c tok-2", &secrets),
             "a [redacted-oauth-token] b [redacted-oauth-token] c [redacted-oauth-token]"
         );
-        assert_eq!(redact("", &secrets), "");
+        assert_eq!(redact_all("", &secrets), "");
     }
 
     #[test]

@@ -12,8 +12,9 @@ use time::OffsetDateTime;
 
 use super::*;
 use crate::authz::ApprovalKind;
+use crate::authz::CallSummary;
 use crate::call::DesignCall;
-use crate::facts::{CallSummary, Session};
+use crate::facts::Session;
 
 const T0: OffsetDateTime = OffsetDateTime::UNIX_EPOCH;
 const TTL: time::Duration = time::Duration::seconds(300);

@@ -5,9 +5,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 
+use crate::authz::CallSummary;
 use crate::authz::{Approval, ApprovalKind};
 use crate::call::{DesignCall, ProjectsCall, WriteSource};
-use crate::facts::{CallSummary, Session};
+use crate::facts::Session;
 
 /// The call an approval will run.
 /// Kept as data by a shared store (tagged by service).

@@ -1,4 +1,4 @@
-//! facts::entity: references to Cedar entities by type and id, built without the Cedar parser
+//! authz::entity: references to Cedar entities by type and id, built without the Cedar parser
 //! so any id (quotes, slashes, unicode) is carried exactly.
 
 use std::str::FromStr;
@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use cedar_policy::{EntityId, EntityTypeName, EntityUid};
 use serde::{Deserialize, Serialize};
 
-use crate::authz::EvaluationError;
+use super::EvaluationError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
