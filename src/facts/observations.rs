@@ -3,6 +3,7 @@
 //! attached Project's data. The executor gathers them; the decision core only reads them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -45,7 +46,7 @@ pub struct DesignObservations {
     /// Raw `get_project` results by project id; sanitizing is part of gathering facts.
     pub project_identity: BTreeMap<String, serde_json::Value>,
     /// The discovered operation catalog; `None` before discovery.
-    pub catalog: Option<Catalog>,
+    pub catalog: Option<Arc<Catalog>>,
 }
 
 /// One uploaded file of the attached Project.

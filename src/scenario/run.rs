@@ -2,6 +2,8 @@
 //! gathers facts and decides. A call that fails local validation is an input error, never a
 //! decision.
 
+use std::sync::Arc;
+
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -57,10 +59,14 @@ pub fn gather(scenario: &Scenario) -> Result<Result<CallFacts, CallError>, Scena
     let now = parse_time("now", &scenario.now)?;
     let state = design_state(&scenario.state)?;
     let session = scenario_session();
-    let catalog = scenario.state.catalog.as_ref().map(Catalog::parse);
+    let catalog = scenario
+        .state
+        .catalog
+        .as_ref()
+        .map(|tools| Arc::new(Catalog::parse(tools)));
     match scenario.call.tool.as_str() {
         "ClaudeDesign" => {
-            let call = match DesignCall::parse(scenario.call.input.clone(), catalog.as_ref()) {
+            let call = match DesignCall::parse(scenario.call.input.clone(), catalog.as_deref()) {
                 Ok(call) => call,
                 Err(error) => return Ok(Err(error)),
             };

@@ -20,7 +20,7 @@ pub struct Account {
     pub projects: Option<ProjectsExecutor>,
     /// Changed only through its events (and the follow-ups that name them).
     pub store: Arc<dyn AccountStore>,
-    catalog: RwLock<Option<Catalog>>,
+    catalog: RwLock<Option<Arc<Catalog>>>,
     served_catalogs: Mutex<VecDeque<(String, String)>>,
     /// Serializes the consent GET so concurrent first calls share one fetch.
     pub consent_fetch: tokio::sync::Mutex<()>,
@@ -66,7 +66,8 @@ impl Account {
         Ok(())
     }
 
-    pub fn catalog(&self) -> Option<Catalog> {
+    /// The discovered catalog, shared (calls compare it by identity: `Arc::ptr_eq`).
+    pub fn catalog(&self) -> Option<Arc<Catalog>> {
         self.catalog
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -74,7 +75,7 @@ impl Account {
     }
 
     pub fn catalog_discovered(&self, catalog: Catalog) {
-        *self.catalog.write().unwrap_or_else(PoisonError::into_inner) = Some(catalog);
+        *self.catalog.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(catalog));
     }
 
     /// Whether `agent` was already served a catalog with `hash`; remembers it (64-entry LRU).

@@ -15,6 +15,7 @@ use super::error::ApiError;
 use super::execute::{run_projects, DesignRun};
 use super::metrics::Metrics;
 use super::observe;
+use crate::authz::decide::denied_by_gate;
 use crate::authz::CallFacts;
 use crate::authz::{decide, Decision, Outcome, PolicySnapshot};
 use crate::call::{effective_hints, CallError, Catalog, DesignCall, ProjectsCall};
@@ -77,6 +78,9 @@ pub struct Prepared {
     pub waits_for: Option<std::time::Duration>,
     /// The front door the call came through (`None`: a decision taken again at approval).
     pub front_door: Option<FrontDoor>,
+    /// The policy set the call is decided on: the one its gates were checked on, loaded once
+    /// when the call came in.
+    pub snapshot: Arc<PolicySnapshot>,
 }
 
 /// Which front door a call came through, logged with its decision.
@@ -120,12 +124,15 @@ impl AppState {
         tool: &str,
         input: Value,
     ) -> Result<Prepared, ApiError> {
+        let snapshot = self.inner().snapshot.load_full();
         let (call, facts, local_file) = match tool {
             "ClaudeDesign" => {
-                let (call, facts) = self.prepare_design(&session_key, &session, input).await?;
+                let (call, facts) = self
+                    .prepare_design(&session_key, &session, input, &snapshot)
+                    .await?;
                 (call, facts, None)
             }
-            "Projects" => self.prepare_projects(&session, &input).await?,
+            "Projects" => self.prepare_projects(&session, &input, &snapshot).await?,
             other => {
                 return Err(ApiError::BadBody(format!(
                     "unknown tool `{other}`: use `ClaudeDesign` or `Projects`"
@@ -142,13 +149,8 @@ impl AppState {
             tool_use_id: None,
             waits_for: None,
             front_door: Some(FrontDoor::Http),
+            snapshot,
         })
-    }
-
-    /// Whether the current policies deny these (local) facts by a gate.
-    fn gated(&self, facts: &CallFacts) -> bool {
-        let snapshot = self.inner().snapshot.load();
-        crate::authz::decide::denied_by_gate(facts, &snapshot)
     }
 
     async fn prepare_design(
@@ -156,11 +158,13 @@ impl AppState {
         session_key: &SessionKey,
         session: &crate::facts::Session,
         input: Value,
+        snapshot: &PolicySnapshot,
     ) -> Result<(ApprovedCall, CallFacts), ApiError> {
         let inner = self.inner();
         let account = &inner.account;
         let cached = account.catalog();
-        let local = local_design_call(&input, cached.as_ref()).map_err(ApiError::BadCall)?;
+        let (local, complete) =
+            local_design_call(&input, cached.as_deref()).map_err(ApiError::BadCall)?;
         account
             .store
             .ready(session_key, local.plan_token())
@@ -172,18 +176,28 @@ impl AppState {
                 available: false,
                 projects: Default::default(),
             },
-            catalog: cached,
+            catalog: cached.clone(),
             ..DesignObservations::default()
         };
         let environment = &inner.environment;
         let now = inner.clock.now();
         let local_facts =
             facts::design::gather(&local, session, environment, stores, &unobserved, now);
-        if self.gated(&local_facts) {
+        if denied_by_gate(&local_facts, snapshot) {
             return Ok((ApprovedCall::Design(local), local_facts));
         }
         let catalog = observe::catalog_for(account, &input).await;
-        let call = DesignCall::parse(input, catalog.as_ref()).map_err(ApiError::BadCall)?;
+        // Parsed once: again only when the local parse was partial or the catalog changed.
+        let same_catalog = match (&cached, &catalog) {
+            (None, None) => true,
+            (Some(before), Some(now)) => Arc::ptr_eq(before, now),
+            _ => false,
+        };
+        let call = if complete && same_catalog {
+            local
+        } else {
+            DesignCall::parse(input, catalog.as_deref()).map_err(ApiError::BadCall)?
+        };
         let observed = observe::design(account, &call, catalog).await;
         let facts = facts::design::gather(&call, session, environment, stores, &observed, now);
         Ok((ApprovedCall::Design(call), facts))
@@ -193,9 +207,10 @@ impl AppState {
         &self,
         session: &crate::facts::Session,
         input: &Value,
+        snapshot: &PolicySnapshot,
     ) -> Result<(ApprovedCall, CallFacts, Option<LocalFileStat>), ApiError> {
         let call = ProjectsCall::parse(input).map_err(ApiError::BadCall)?;
-        let (facts, stat) = self.projects_facts(session, &call).await;
+        let (facts, stat) = self.projects_facts(session, &call, snapshot).await;
         Ok((ApprovedCall::Projects(call), facts, stat))
     }
 
@@ -205,12 +220,13 @@ impl AppState {
         &self,
         session: &crate::facts::Session,
         call: &ProjectsCall,
+        snapshot: &PolicySnapshot,
     ) -> (CallFacts, Option<LocalFileStat>) {
         let inner = self.inner();
         let (environment, now) = (&inner.environment, inner.clock.now());
         let local = observe::projects_local(&inner.account, call, &inner.scopes).await;
         let local_facts = facts::projects::gather(call, session, environment, local.as_ref(), now);
-        if self.gated(&local_facts) {
+        if denied_by_gate(&local_facts, snapshot) {
             return (local_facts, None);
         }
         let observed = observe::projects(&inner.account, call, local).await;
@@ -219,17 +235,20 @@ impl AppState {
     }
 
     /// The facts of a held call gathered again at this moment (an approval re-decides on
-    /// them), gates first as for a new call: nothing goes upstream when a gate now denies.
-    /// Fails when the shared state cannot be read fit to decide on.
+    /// them, on `snapshot`), gates first as for a new call: nothing goes upstream when a gate
+    /// now denies. Fails when the shared state cannot be read fit to decide on.
     pub async fn gather(
         &self,
         session_key: &SessionKey,
         session: &crate::facts::Session,
         call: &ApprovedCall,
+        snapshot: &PolicySnapshot,
     ) -> Result<(CallFacts, Option<LocalFileStat>), ApiError> {
         let call = match call {
             ApprovedCall::Design(call) => call,
-            ApprovedCall::Projects(call) => return Ok(self.projects_facts(session, call).await),
+            ApprovedCall::Projects(call) => {
+                return Ok(self.projects_facts(session, call, snapshot).await)
+            }
         };
         let inner = self.inner();
         let account = &inner.account;
@@ -251,7 +270,7 @@ impl AppState {
         let (environment, now) = (&inner.environment, inner.clock.now());
         let local_facts =
             facts::design::gather(call, session, environment, stores, &unobserved, now);
-        if self.gated(&local_facts) {
+        if denied_by_gate(&local_facts, snapshot) {
             return Ok((local_facts, None));
         }
         let observed = observe::design(account, call, cached).await;
@@ -259,16 +278,11 @@ impl AppState {
         Ok((facts, None))
     }
 
-    /// Decides on the snapshot current at this instant (loaded once per call).
+    /// Decides on the call's snapshot (the one its gates were checked on) and counts the
+    /// decision in the metrics.
     pub fn decide(&self, prepared: &Prepared) -> Decision {
-        let snapshot = self.inner().snapshot.load();
-        self.decide_on(prepared, &snapshot)
-    }
-
-    /// Decides on `snapshot` and counts the decision in the metrics.
-    pub fn decide_on(&self, prepared: &Prepared, snapshot: &PolicySnapshot) -> Decision {
         let started = Instant::now();
-        let decision = decide(&prepared.facts, snapshot);
+        let decision = decide(&prepared.facts, &prepared.snapshot);
         let summary = &prepared.facts.summary;
         self.inner().metrics.decision_made(
             &summary.tool,
@@ -442,20 +456,24 @@ impl AppState {
     }
 }
 
-/// The call as far as it can be validated without asking the upstream. An operation outside
-/// the static table and the cached catalog is taken as the unknown (destructive) operation it
-/// is until discovery: its name and arguments suffice for the gates.
-fn local_design_call(input: &Value, catalog: Option<&Catalog>) -> Result<DesignCall, CallError> {
+/// The call as far as it can be validated without asking the upstream, and whether that is
+/// its whole validation. An operation outside the static table and the cached catalog is taken
+/// as the unknown (destructive) operation it is until discovery: its name and arguments
+/// suffice for the gates.
+fn local_design_call(
+    input: &Value,
+    catalog: Option<&Catalog>,
+) -> Result<(DesignCall, bool), CallError> {
     let operation = input.get("operation").and_then(Value::as_str);
     let known = operation.is_some_and(|name| {
         crate::call::static_operation(name).is_some()
             || catalog.is_some_and(|catalog| catalog.tool(name).is_some())
     });
     if known || operation.is_none() {
-        return DesignCall::parse(input.clone(), catalog);
+        return DesignCall::parse(input.clone(), catalog).map(|call| (call, true));
     }
     let operation = operation.unwrap_or_default().to_string();
-    Ok(DesignCall {
+    let partial = DesignCall {
         hints: effective_hints(&operation, None),
         arguments: input
             .get("arguments")
@@ -463,5 +481,6 @@ fn local_design_call(input: &Value, catalog: Option<&Catalog>) -> Result<DesignC
             .cloned()
             .unwrap_or_default(),
         operation,
-    })
+    };
+    Ok((partial, false))
 }

@@ -12,6 +12,8 @@
 
 pub mod wire;
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
@@ -24,7 +26,7 @@ use super::body::RequestBody;
 use super::caller::Role;
 use super::error::ApiError;
 use super::gateway::{AppState, FrontDoor, Prepared};
-use crate::authz::{Decision, Outcome};
+use crate::authz::{Decision, Outcome, PolicySnapshot};
 use crate::call::{DesignCall, ProjectsCall};
 use crate::facts::session::check_session_text;
 use crate::facts::{self, AgentKind, DesignObservations, Environment, Mode, Session};
@@ -91,11 +93,13 @@ impl AppState {
             return HookOutput::no_opinion();
         }
         let environment = hook_environment(&self.inner().environment, project);
-        let prepared = match prepare(input, principal, &environment, now) {
+        // Hook mode decides on its own set, rebuilt beside the live one on every reload.
+        let snapshot = self.inner().hook_snapshot.load_full();
+        let prepared = match prepare(input, principal, &environment, now, snapshot) {
             Ok(prepared) => prepared,
             Err(problem) => return HookOutput::deny(&format!("askgate: {problem}")),
         };
-        let decision = self.hook_decide(&prepared);
+        let decision = self.decide(&prepared);
         let logged = self
             .inner()
             .journal
@@ -129,11 +133,6 @@ impl AppState {
             tracing::warn!(%full, "a hook attestation was not kept: the call goes unattested");
         }
         HookOutput::no_opinion()
-    }
-
-    fn hook_decide(&self, prepared: &Prepared) -> Decision {
-        let snapshot = self.inner().hook_snapshot.load();
-        self.decide_on(prepared, &snapshot)
     }
 }
 
@@ -215,6 +214,7 @@ fn prepare(
     principal: &str,
     environment: &Environment,
     now: OffsetDateTime,
+    snapshot: Arc<PolicySnapshot>,
 ) -> Result<Prepared, String> {
     let session = session(input)?;
     let key = SessionKey::new(principal, input.session_id.clone());
@@ -246,6 +246,7 @@ fn prepare(
         tool_use_id: Some(input.tool_use_id.clone()),
         waits_for: None,
         front_door: Some(FrontDoor::Hook),
+        snapshot,
     })
 }
 

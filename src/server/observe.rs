@@ -5,6 +5,8 @@
 //! system, which the gates read), the gateway calls it only after a first decision on local
 //! facts found no gate denying the call. It fetches; it decides nothing.
 
+use std::sync::Arc;
+
 use crate::call::{
     static_operation, Catalog, DesignCall, ProjectsCall, ProjectsMethod, WriteSource,
 };
@@ -18,7 +20,7 @@ use super::account::Account;
 
 /// Discovers the catalog first when the operation is outside the static table: validation
 /// of such an operation depends on it (client-facts §1.2, §1.4).
-pub async fn catalog_for(account: &Account, input: &serde_json::Value) -> Option<Catalog> {
+pub async fn catalog_for(account: &Account, input: &serde_json::Value) -> Option<Arc<Catalog>> {
     let operation = input
         .get("operation")
         .and_then(|value| value.as_str())
@@ -60,7 +62,7 @@ pub async fn consent(account: &Account) {
 pub async fn design(
     account: &Account,
     call: &DesignCall,
-    catalog: Option<Catalog>,
+    catalog: Option<Arc<Catalog>>,
 ) -> DesignObservations {
     consent(account).await;
     let mut observed = DesignObservations {

@@ -94,9 +94,16 @@ impl Work {
             call: pending,
             ..
         } = claim;
+        // The approval re-decides on the policies current now, gates first.
+        let snapshot = self.state.inner().snapshot.load_full();
         let gathered = self
             .state
-            .gather(&pending.session_key, &pending.session, &pending.call)
+            .gather(
+                &pending.session_key,
+                &pending.session,
+                &pending.call,
+                &snapshot,
+            )
             .await;
         let (facts, local_file) = match gathered {
             Ok(gathered) => gathered,
@@ -120,6 +127,7 @@ impl Work {
             tool_use_id: None,
             waits_for: None,
             front_door: None,
+            snapshot,
         };
         let decision = match self.state.decide_and_record(&prepared).await {
             Ok(decision) => decision,
