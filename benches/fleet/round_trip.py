@@ -44,4 +44,6 @@ for i in range(ROUNDS):
     waiter.join(60)
     if "at" not in held:
         sys.exit(f"A's wait for {approval['id']} did not answer within 60 s")
+    if held["answer"].get("status") != "completed":
+        sys.exit("the approval did not complete: " + json.dumps(held["answer"].get("result"))[:800])
     print(f"{(held['at'] - sent) * 1000:.3f}\t{held['answer'].get('status')}")

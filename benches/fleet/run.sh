@@ -95,6 +95,9 @@ start A --store "$STORE"
 start B --store "$STORE"
 prepare_account M
 prepare_account A
+# Each replica has its own in-process sandbox upstream: B's must know the consent too (B
+# re-decides the approvals it gives, and consent is read from the upstream when unknown).
+post B $APPROVER /v1/design/consent > /dev/null
 
 RUN_SEQ=0
 wrk_case() { # name case duration [env...]
