@@ -1,7 +1,9 @@
 //! audit::writer: the durable, rotating decision log. An appender encodes its record on its own
 //! thread and copies the line into the batch that is filling (`queue`); one writer thread
-//! writes a batch, syncs once and then acknowledges every line in it together (group commit,
-//! `commit`; the completion they share is `batch`), while the next batch fills. The thread
+//! writes a batch and hands its sync to a lane (`lanes`), writes the next while that sync runs,
+//! and acknowledges every line of a batch together once its sync completed (pipelined group
+//! commit, `pipeline`; one batch at a time around rotations and failures, `commit`; the
+//! completion a batch's lines share is `batch`), while the next batch fills. The thread
 //! moves from file to file by size (`rotation`), keeps the log's failure state (`health`) and
 //! its running totals (`stats`). It owns the files of one directory and must never drop or
 //! reorder an acknowledged line.
@@ -9,7 +11,9 @@
 mod batch;
 mod commit;
 mod health;
+mod lanes;
 mod pacing;
+mod pipeline;
 mod queue;
 mod rotation;
 mod stats;
@@ -23,6 +27,7 @@ use super::record::Record;
 use batch::{Batch, Step};
 use commit::Writer;
 use health::FailureState;
+use lanes::{Lanes, SYNC_LANES};
 use pacing::Pacing;
 use queue::Queue;
 use rotation::Sink;
@@ -133,14 +138,25 @@ impl DecisionLog {
             failures: FailureState::default(),
             stats: stats::Stats::default(),
         });
+        let lanes = match options.durability {
+            Durability::Fsync => {
+                let woken = Arc::clone(&shared);
+                Some(
+                    Lanes::start(SYNC_LANES, Arc::new(move || woken.queue.nudge()))
+                        .map_err(|error| LogError::io(dir, &error))?,
+                )
+            }
+            Durability::None => None,
+        };
         let writer = Writer {
             sink,
             pacing: Pacing::new(options.first_retry, options.max_retry),
+            lanes,
         };
         let thread = Arc::clone(&shared);
         let worker = std::thread::Builder::new()
             .name("askgate-decision-log".to_string())
-            .spawn(move || commit::run(writer, &thread.queue, &thread.failures, &thread.stats))
+            .spawn(move || pipeline::run(writer, &thread.queue, &thread.failures, &thread.stats))
             .map_err(|error| LogError::io(dir, &error))?;
         Ok(DecisionLog {
             shared,
