@@ -234,6 +234,45 @@ mod tests {
         Record::Outcome(serde_json::from_str(&line).unwrap())
     }
 
+    /// Four threads append 50 records each (ids `thread * 100 + index`), each waiting for its
+    /// line before the next.
+    pub(super) fn append_from_four_threads(log: &DecisionLog) {
+        std::thread::scope(|scope| {
+            for thread in 0..4u32 {
+                scope.spawn(move || {
+                    for index in 0..50u32 {
+                        log.append_blocking(&record(thread * 100 + index)).unwrap();
+                    }
+                });
+            }
+        });
+    }
+
+    /// The record ids of the lines of `text`.
+    pub(super) fn ids_of(text: &str) -> Vec<u32> {
+        text.lines()
+            .map(|line| {
+                let value: serde_json::Value = serde_json::from_str(line).unwrap();
+                value["id"].as_str().unwrap()[1..].parse().unwrap()
+            })
+            .collect()
+    }
+
+    /// All 200 lines of [`append_from_four_threads`] are there, each thread's in the order it
+    /// appended them.
+    pub(super) fn assert_each_thread_in_order(ids: &[u32]) {
+        assert_eq!(ids.len(), 200);
+        for thread in 0..4u32 {
+            let mine: Vec<u32> = ids
+                .iter()
+                .copied()
+                .filter(|id| id / 100 == thread)
+                .collect();
+            let expected: Vec<u32> = (0..50).map(|index| thread * 100 + index).collect();
+            assert_eq!(mine, expected);
+        }
+    }
+
     /// The queue is bounded by bytes: a record larger than the bound is refused at once,
     /// nothing is written, and the bytes of answered appends come back.
     #[test]

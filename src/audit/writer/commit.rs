@@ -126,7 +126,7 @@ mod tests {
         clippy::panic
     )]
 
-    use super::super::tests::record;
+    use super::super::tests::{append_from_four_threads, assert_each_thread_in_order, ids_of};
     use super::super::{DecisionLog, Durability, LogOptions};
     use crate::audit::files::sequence_files;
 
@@ -140,36 +140,11 @@ mod tests {
             ..LogOptions::default()
         };
         let log = DecisionLog::open(dir.path(), options).unwrap();
-        std::thread::scope(|scope| {
-            for thread in 0..4u32 {
-                let log = &log;
-                scope.spawn(move || {
-                    for index in 0..50u32 {
-                        log.append_blocking(&record(thread * 100 + index)).unwrap();
-                    }
-                });
-            }
-        });
+        append_from_four_threads(&log);
         drop(log);
         let files = sequence_files(dir.path()).unwrap();
         assert_eq!(files.len(), 1);
         let text = std::fs::read_to_string(&files[0].1).unwrap();
-        let ids: Vec<u32> = text
-            .lines()
-            .map(|line| {
-                let value: serde_json::Value = serde_json::from_str(line).unwrap();
-                value["id"].as_str().unwrap()[1..].parse().unwrap()
-            })
-            .collect();
-        assert_eq!(ids.len(), 200);
-        for thread in 0..4u32 {
-            let mine: Vec<u32> = ids
-                .iter()
-                .copied()
-                .filter(|id| id / 100 == thread)
-                .collect();
-            let expected: Vec<u32> = (0..50).map(|index| thread * 100 + index).collect();
-            assert_eq!(mine, expected);
-        }
+        assert_each_thread_in_order(&ids_of(&text));
     }
 }

@@ -237,7 +237,9 @@ mod tests {
         clippy::panic
     )]
 
-    use super::super::tests::record;
+    use super::super::tests::{
+        append_from_four_threads, assert_each_thread_in_order, ids_of, record,
+    };
     use super::super::{DecisionLog, LogOptions};
     use crate::audit::files::sequence_files;
 
@@ -253,36 +255,15 @@ mod tests {
             ..LogOptions::default()
         };
         let log = DecisionLog::open(dir.path(), options).unwrap();
-        std::thread::scope(|scope| {
-            for thread in 0..4u32 {
-                let log = &log;
-                scope.spawn(move || {
-                    for index in 0..50u32 {
-                        log.append_blocking(&record(thread * 100 + index)).unwrap();
-                    }
-                });
-            }
-        });
+        append_from_four_threads(&log);
         assert!(log.stats().batches > 0);
         drop(log);
         let mut ids = Vec::new();
         for (_, path) in sequence_files(dir.path()).unwrap() {
             let text = std::fs::read_to_string(&path).unwrap();
             assert!(text.ends_with('\n'), "{}", path.display());
-            for line in text.lines() {
-                let value: serde_json::Value = serde_json::from_str(line).unwrap();
-                ids.push(value["id"].as_str().unwrap()[1..].parse::<u32>().unwrap());
-            }
+            ids.extend(ids_of(&text));
         }
-        assert_eq!(ids.len(), 200);
-        for thread in 0..4u32 {
-            let mine: Vec<u32> = ids
-                .iter()
-                .copied()
-                .filter(|id| id / 100 == thread)
-                .collect();
-            let expected: Vec<u32> = (0..50).map(|index| thread * 100 + index).collect();
-            assert_eq!(mine, expected);
-        }
+        assert_each_thread_in_order(&ids);
     }
 }
