@@ -11,14 +11,20 @@
 # 0 skips the logged cases), LOG_DIR (the logged serve's --log-dir; default a new directory
 # under the run's mktemp -d, so on the disk of $TMPDIR), UPSTREAM_2MS (1; 0 skips the two
 # one-connection cases against a 2 ms upstream), WITH_PEERS (1; 0 runs neither cedar-agent nor
-# Cerbos: their ratios are reported MISSING).
+# Cerbos: their ratios are reported MISSING), CASES (the names of the cases to run, separated
+# by spaces or commas, e.g. CASES=floor,read,read-log,read-nosync; default every case: a ratio
+# whose case was not run is reported MISSING).
 #
 # The logged cases (issue 24): a second `askgate serve --log-dir LOG_DIR` (fsync, group commit)
 # with its own consent, grant and plans, measured beside the unlogged one in every round
 # (*-log after its unlogged twin). After the rounds: the logged serve's log phases from
 # /metrics (askgate_log_*: per batch and per record), the bytes per record by kind in LOG_DIR,
 # and the physical limit of LOG_DIR's disk the same minute (benches/http/fsync.py: a write +
-# fdatasync loop).
+# fdatasync loop, one lane and several overlapping ones, as the writer's sync lanes do).
+#
+# The no-sync twins (*-nosync): a third `askgate serve --log-dir … --log-durability none`, so
+# the logged path's CPU (encoding, queueing, writing, waking) is told apart from the disk's
+# sync: read-log ≈ read-nosync means the sync is not what limits logged reads.
 #
 # Starts `askgate serve` (release, embedded defaults: in-process sandbox), the HTTP floor
 # (benches/http/floor.rs, a bare axum handler outside the production router: checks the
@@ -63,6 +69,8 @@ CEDAR_PORT=$((PORT + 2))
 CERBOS_PORT=$((PORT + 3))
 CERBOS_GRPC_PORT=$((PORT + 4))
 LOG_PORT=$((PORT + 5))
+NOSYNC_PORT=$((PORT + 6))
+CASES=${CASES:-}
 LOGGED=${LOGGED:-1}
 WITH_PEERS=${WITH_PEERS:-1}
 LOG_DIR=${LOG_DIR:-}
@@ -119,6 +127,12 @@ start_logged_serve() { # the same serve with --log-dir LOG_DIR on LOG_PORT
   LOGGED_SERVE=$!
   PIDS+=("$LOGGED_SERVE")
   wait_for "http://127.0.0.1:$LOG_PORT/healthz" "askgate serve --log-dir"
+}
+start_nosync_serve() { # the logged serve without sync (--log-durability none) on NOSYNC_PORT
+  $BIN serve --listen "127.0.0.1:$NOSYNC_PORT" --log-dir "$WORK/nosync-logs" --log-durability none \
+    > "$WORK/serve-nosync.log" 2>&1 &
+  PIDS+=("$!")
+  wait_for "http://127.0.0.1:$NOSYNC_PORT/healthz" "askgate serve --log-durability none"
 }
 api() { # token path [body]
   curl -s -X POST "localhost:$API_PORT$2" -H "Authorization: Bearer $1" ${3:+-d "$3"}
@@ -189,6 +203,9 @@ if [ "$LOGGED" = 1 ]; then
   API_PORT=$LOG_PORT
   prepare_account
   LOG_PLAN_TOKENS=$(mint_plans)
+  start_nosync_serve
+  API_PORT=$NOSYNC_PORT
+  prepare_account
   API_PORT=$PORT
 fi
 "target/release/examples/http_floor" "127.0.0.1:$FLOOR_PORT" > "$WORK/floor.log" 2>&1 &
@@ -308,12 +325,14 @@ fi
 
 declare -A URL KIND TOKEN CONNS EXPECT PLANS_FOR
 ORDER=()
-define() { # name url kind token connections expect
+define() { # name url kind token connections expect (skipped when CASES does not name it)
+  if [ -n "$CASES" ] && ! grep -qx -- "$1" <<< "${CASES//[, ]/$'\n'}"; then return 0; fi
   URL[$1]=$2 KIND[$1]=$3 TOKEN[$1]=$4 CONNS[$1]=$5 EXPECT[$1]=$6
   ORDER+=("$1")
 }
 A="http://127.0.0.1:$PORT"
 L="http://127.0.0.1:$LOG_PORT"
+N="http://127.0.0.1:$NOSYNC_PORT"
 F="http://127.0.0.1:$FLOOR_PORT/_bench/floor"
 ALLOW='"decision":"allow"'
 ASK='"permissionDecision":"ask"'
@@ -324,6 +343,7 @@ logged() { # name url kind token connections expect: a logged twin, when LOGGED=
 define floor        "$F"                 read   $AGENT "$C" "$ALLOW"
 define read         "$A/v1/authorize"    read   $AGENT "$C" "$ALLOW"
 logged read-log     "$L/v1/authorize"    read   $AGENT "$C" "$ALLOW"
+logged read-nosync  "$N/v1/authorize"    read   $AGENT "$C" "$ALLOW"
 define grant-write  "$A/v1/authorize"    grant  $AGENT "$C" "$ALLOW"
 logged grant-write-log "$L/v1/authorize" grant  $AGENT "$C" "$ALLOW"
 define floor-plan   "$F"                 plan20 $AGENT "$C" "$ALLOW"
@@ -333,6 +353,7 @@ PLANS_FOR[plan20-log]=$LOG_PLAN_TOKENS
 define floor-hook   "$F/hook"            hook   $AGENT "$C" "$ASK"
 define hook         "$A/v1/hooks/claude-code" hook $AGENT "$C" "$ASK"
 logged hook-log     "$L/v1/hooks/claude-code" hook $AGENT "$C" "$ASK"
+logged hook-nosync  "$N/v1/hooks/claude-code" hook $AGENT "$C" "$ASK"
 if [ $CEDAR_OK = 1 ]; then
   define cedar-agent "http://127.0.0.1:$CEDAR_PORT/v1/is_authorized" cedar $AGENT "$C" '"decision":"'
 fi
@@ -346,6 +367,7 @@ define floor-plan-same  "$F"                    same:plan.json  $AGENT "$C" ""
 define plan20-same      "$A/v1/authorize"       same:plan.json  $AGENT "$C" ""
 define proxied          "$A/v1/design/call"     same:call.json  $AGENT "$C" ""
 logged proxied-log      "$L/v1/design/call"     same:call.json  $AGENT "$C" ""
+logged proxied-nosync   "$N/v1/design/call"     same:call.json  $AGENT "$C" ""
 define direct           "$SANDBOX/v1/design/mcp" same:mcp.json  $SANDBOX_TOKEN "$C" ""
 define floor-c1         "$F"                    read            $AGENT 1 ""
 define read-c1          "$A/v1/authorize"       read            $AGENT 1 ""
@@ -384,7 +406,7 @@ precheck() { # name
       grep -A1 'answers checked' <<< "$out"
       exit 1
     fi
-  elif [ "${KIND[$name]#same:}" != "${KIND[$name]}" ] && { [ "${URL[$name]#"$A"}" != "${URL[$name]}" ] || [ "${URL[$name]#"$L"}" != "${URL[$name]}" ]; }; then
+  elif [ "${KIND[$name]#same:}" != "${KIND[$name]}" ] && { [ "${URL[$name]#"$A"}" != "${URL[$name]}" ] || [ "${URL[$name]#"$L"}" != "${URL[$name]}" ] || [ "${URL[$name]#"$N"}" != "${URL[$name]}" ]; }; then
     out=$(curl -s -X POST "${URL[$name]}" -H "Authorization: Bearer ${TOKEN[$name]}" -d @"$WORK/${KIND[$name]#same:}")
     case $name in
       proxied*) grep -q '"result"' <<< "$out" || { echo "precheck of $name failed: $out"; exit 1; } ;;
@@ -468,7 +490,7 @@ decisions = [v for k, vs in sizes.items() if k.startswith("decision") for v in v
 print(round(sum(decisions) / len(decisions)) if decisions else 1700)
 PY
 )
-  python3 benches/http/fsync.py "$LOG_DIR" 3 "$LINE_BYTES" 1,16
+  python3 benches/http/fsync.py "$LOG_DIR" 3 "$LINE_BYTES" 1,16 1,2,3,4
 fi
 
 # The 2 ms upstream pair (issue 3's 1.2× target), once after the rounds: the sandbox's delay
@@ -563,6 +585,10 @@ ratios = [
     ("read-log / read (issue 24)", "read-log", "read", "≥ 80%", 0.80),
     ("read-log / floor (issue 24)", "read-log", "floor", "≥ 40%", 0.40),
     ("proxied-log / proxied (issue 24)", "proxied-log", "proxied", "≥ 90%", 0.90),
+    ("read-nosync / read (the log without sync)", "read-nosync", "read", "", None),
+    ("read-log / read-nosync (what the sync costs)", "read-log", "read-nosync", "", None),
+    ("proxied-nosync / proxied", "proxied-nosync", "proxied", "", None),
+    ("hook-nosync / hook", "hook-nosync", "hook", "", None),
     ("grant-write-log / grant-write", "grant-write-log", "grant-write", "", None),
     ("plan20-log / plan20", "plan20-log", "plan20", "", None),
     ("hook-log / hook", "hook-log", "hook", "", None),
@@ -579,7 +605,7 @@ print("| ratio (requests/s) | " + " | ".join(f"round {r}" for r in rounds) + " |
 print("|---|" + "---:|" * (len(rounds) + 2))
 for label, a, b, target_text, target in ratios:
     absent = [n for n in (a, b) if n not in rows]
-    if absent and a.endswith("-log") and not any(n.endswith("-log") for n in rows):
+    if absent and any(n.endswith(("-log", "-nosync")) for n in (a, b)) and not any(n.endswith("-log") for n in rows):
         continue  # LOGGED=0
     if absent:
         why = "; ".join(f"{n}: {missing.get(n, 'not measured')}" for n in absent)
@@ -615,6 +641,9 @@ labels = {
     "grant-write-log": "the grant-write on `serve --log-dir` (fsync)",
     "plan20-log": "plan20 on `serve --log-dir` (fsync)",
     "hook-log": "the hook on `serve --log-dir` (fsync)",
+    "read-nosync": "the read on `serve --log-dir --log-durability none` (written, not synced)",
+    "hook-nosync": "the hook on `serve --log-dir --log-durability none`",
+    "proxied-nosync": "proxied on `serve --log-dir --log-durability none`",
     "proxied-log": "proxied on `serve --log-dir` (fsync)",
     "proxied-c1-log": "proxied, 1 connection, on `serve --log-dir` (fsync)",
     "hook": "`/v1/hooks/claude-code` write to a reserved segment (ask), new session, tool_use_id, project, path",

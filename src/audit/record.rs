@@ -4,6 +4,7 @@
 //! domain's are `facts`'s, completing records older than a fact is `upgrade`'s; building a
 //! record from a decision (times) is `render`'s.
 
+mod context;
 mod facts;
 mod header;
 mod render;
@@ -13,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::authz::ApprovalKind;
 
+pub use context::LoggedContext;
 pub use facts::{EntityV1, FactsError, FactsV1, IdentityV1, SummaryV1, TargetV1};
 pub use header::{ApprovalRecordKind, DecisionKind, OutcomeKind, Version, FORMAT_VERSION};
 pub use render::{format_time, DecisionOrigin, REDACTED};

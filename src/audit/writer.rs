@@ -1,7 +1,9 @@
 //! audit::writer: the durable, rotating decision log. An appender encodes its record on its own
 //! thread and copies the line into the batch that is filling (`queue`); one writer thread
-//! writes a batch, syncs once and then acknowledges every line in it together (group commit,
-//! `commit`; the completion they share is `batch`), while the next batch fills. The thread
+//! writes a batch and hands its sync to a lane (`lanes`), writes the next while that sync runs,
+//! and acknowledges every line of a batch together once its sync completed (pipelined group
+//! commit, `pipeline`; one batch at a time around rotations and failures, `commit`; the
+//! completion a batch's lines share is `batch`), while the next batch fills. The thread
 //! moves from file to file by size (`rotation`), keeps the log's failure state (`health`) and
 //! its running totals (`stats`). It owns the files of one directory and must never drop or
 //! reorder an acknowledged line.
@@ -9,7 +11,9 @@
 mod batch;
 mod commit;
 mod health;
+mod lanes;
 mod pacing;
+mod pipeline;
 mod queue;
 mod rotation;
 mod stats;
@@ -23,6 +27,7 @@ use super::record::Record;
 use batch::{Batch, Step};
 use commit::Writer;
 use health::FailureState;
+use lanes::{Lanes, SYNC_LANES};
 use pacing::Pacing;
 use queue::Queue;
 use rotation::Sink;
@@ -133,14 +138,25 @@ impl DecisionLog {
             failures: FailureState::default(),
             stats: stats::Stats::default(),
         });
+        let lanes = match options.durability {
+            Durability::Fsync => {
+                let woken = Arc::clone(&shared);
+                Some(
+                    Lanes::start(SYNC_LANES, Arc::new(move || woken.queue.nudge()))
+                        .map_err(|error| LogError::io(dir, &error))?,
+                )
+            }
+            Durability::None => None,
+        };
         let writer = Writer {
             sink,
             pacing: Pacing::new(options.first_retry, options.max_retry),
+            lanes,
         };
         let thread = Arc::clone(&shared);
         let worker = std::thread::Builder::new()
             .name("askgate-decision-log".to_string())
-            .spawn(move || commit::run(writer, &thread.queue, &thread.failures, &thread.stats))
+            .spawn(move || pipeline::run(writer, &thread.queue, &thread.failures, &thread.stats))
             .map_err(|error| LogError::io(dir, &error))?;
         Ok(DecisionLog {
             shared,
@@ -216,6 +232,45 @@ mod tests {
             r#"{{"v":1,"kind":"outcome","id":"o{id:03}","time":"t","decision_id":"d","status":"ok","error_kind":null}}"#
         );
         Record::Outcome(serde_json::from_str(&line).unwrap())
+    }
+
+    /// Four threads append 50 records each (ids `thread * 100 + index`), each waiting for its
+    /// line before the next.
+    pub(super) fn append_from_four_threads(log: &DecisionLog) {
+        std::thread::scope(|scope| {
+            for thread in 0..4u32 {
+                scope.spawn(move || {
+                    for index in 0..50u32 {
+                        log.append_blocking(&record(thread * 100 + index)).unwrap();
+                    }
+                });
+            }
+        });
+    }
+
+    /// The record ids of the lines of `text`.
+    pub(super) fn ids_of(text: &str) -> Vec<u32> {
+        text.lines()
+            .map(|line| {
+                let value: serde_json::Value = serde_json::from_str(line).unwrap();
+                value["id"].as_str().unwrap()[1..].parse().unwrap()
+            })
+            .collect()
+    }
+
+    /// All 200 lines of [`append_from_four_threads`] are there, each thread's in the order it
+    /// appended them.
+    pub(super) fn assert_each_thread_in_order(ids: &[u32]) {
+        assert_eq!(ids.len(), 200);
+        for thread in 0..4u32 {
+            let mine: Vec<u32> = ids
+                .iter()
+                .copied()
+                .filter(|id| id / 100 == thread)
+                .collect();
+            let expected: Vec<u32> = (0..50).map(|index| thread * 100 + index).collect();
+            assert_eq!(mine, expected);
+        }
     }
 
     /// The queue is bounded by bytes: a record larger than the bound is refused at once,

@@ -1,6 +1,6 @@
 //! audit::record::facts: the facts of a decision as format 1 logs them (`FactsV1`), converted at
-//! the boundary from and to the domain's `CallFacts`. The request context is kept as the JSON
-//! object the schema of the day shapes, so a fact added later is not a format change: an old
+//! the boundary from and to the domain's `CallFacts`. The request context is logged as the JSON
+//! object the schema of the day shapes (`context`: written straight from the decided one), so a fact added later is not a format change: an old
 //! record that lacks it is completed by `upgrade` before it becomes a `CallContext`. Target
 //! facts are recomputed from the logged raw path and then overlaid with the logged values, so a
 //! target fact added later is derived for old records too. It converts only; it must not decide.
@@ -8,10 +8,10 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::context::LoggedContext;
 use super::upgrade;
-use super::REDACTED;
 use crate::authz::context::CallContext;
 use crate::authz::{CallFacts, CallSummary, EntityRef};
 use crate::identity::ProjectIdentity;
@@ -34,7 +34,7 @@ pub struct FactsV1 {
     pub action: String,
     pub resource: EntityV1,
     /// The Cedar request context (without approvals granted), shaped as `schema/` declares it.
-    pub context: Map<String, Value>,
+    pub context: LoggedContext,
     pub targets: Vec<TargetV1>,
     pub identity: Option<IdentityV1>,
     pub summary: SummaryV1,
@@ -87,20 +87,15 @@ pub struct SummaryV1 {
 }
 
 impl FactsV1 {
-    /// The facts as logged; a non-empty Projects search query is replaced by [`REDACTED`]
+    /// The facts as logged; a non-empty Projects search query is replaced by [`super::REDACTED`]
     /// (queries are free text the agent wrote).
+    /// The context is not copied: the record serializes it straight into its line.
     pub fn of(facts: &CallFacts) -> Result<Self, FactsError> {
-        let mut context = match serde_json::to_value(&*facts.context) {
-            Ok(Value::Object(context)) => context,
-            Ok(_) => return Err(FactsError::Encode("not an object".to_string())),
-            Err(error) => return Err(FactsError::Encode(error.to_string())),
-        };
-        redact_query(&mut context);
         Ok(Self {
             principal: EntityV1::of(&facts.principal),
             action: facts.action.clone(),
             resource: EntityV1::of(&facts.resource),
-            context,
+            context: LoggedContext::Decided(Arc::clone(&facts.context)),
             targets: facts.targets.iter().map(TargetV1::of).collect(),
             identity: facts.identity.as_ref().map(IdentityV1::of),
             summary: SummaryV1::of(&facts.summary),
@@ -110,7 +105,7 @@ impl FactsV1 {
     /// The domain facts to decide on, with any fact added since the record was written filled
     /// in by `upgrade`.
     pub fn to_facts(&self) -> Result<CallFacts, FactsError> {
-        let mut context = self.context.clone();
+        let mut context = self.context.to_map();
         upgrade::complete_context(&mut context);
         let context: CallContext = serde_json::from_value(Value::Object(context))
             .map_err(|error| FactsError::Context(error.to_string()))?;
@@ -123,17 +118,6 @@ impl FactsV1 {
             identity: self.identity.as_ref().map(IdentityV1::to_identity),
             summary: self.summary.to_summary(),
         })
-    }
-}
-
-fn redact_query(context: &mut Map<String, Value>) {
-    let query = context
-        .get_mut("projects")
-        .and_then(|projects| projects.get_mut("query"));
-    if let Some(query) = query {
-        if query.as_str().is_some_and(|text| !text.is_empty()) {
-            *query = Value::String(REDACTED.to_string());
-        }
     }
 }
 

@@ -1,7 +1,7 @@
-//! audit::writer::commit: the writer thread's group commit. It takes every line waiting (the
-//! batch that filled while it wrote the last one), writes them with one sync per file, records
-//! the batch's result in the log's failure state and only then acknowledges every line in it
-//! at once. A line counts as written only when the log path still names the file it went to,
+//! audit::writer::commit: one group commit at a time, the path `pipeline` takes for anything
+//! out of the ordinary (a rotation, a file replaced, a failure). It writes a batch's lines with
+//! one sync per file; `pipeline` records the result in the log's failure state and only then
+//! acknowledges every line in it at once. A line counts as written only when the log path still names the file it went to,
 //! checked before and after writing (F6); a file deleted, renamed or replaced while it was
 //! written is cut back to its acknowledged lines and the lines go to a new file, so a rotation
 //! done by another tool refuses no call. After a failure, batches fail with its cause and touch
@@ -10,9 +10,9 @@
 
 use std::time::Instant;
 
-use super::health::FailureState;
+use super::lanes::Lanes;
 use super::pacing::Pacing;
-use super::queue::{Filling, Queue};
+use super::queue::Filling;
 use super::rotation::Sink;
 use super::stats::{BatchTimes, Stats};
 use super::LogError;
@@ -25,36 +25,12 @@ const MAX_FOLLOWS: usize = 4;
 pub(super) struct Writer {
     pub(super) sink: Sink,
     pub(super) pacing: Pacing,
-}
-
-/// The writer thread: one batch after another until the queue is closed and drained.
-pub(super) fn run(mut writer: Writer, queue: &Queue, failures: &FailureState, stats: &Stats) {
-    while let Some(filling) = queue.take() {
-        let mut times = BatchTimes {
-            wait: filling
-                .since
-                .map(|since| since.elapsed())
-                .unwrap_or_default(),
-            ..BatchTimes::default()
-        };
-        let result = match failures.current() {
-            // Too soon after a failure: refused with its cause, nothing touched (F5).
-            Some(failure) if !writer.pacing.wait_at(Instant::now()).is_zero() => Err(failure.error),
-            _ => attempt(&mut writer, &filling, &mut times, stats),
-        };
-        failures.record(&result);
-        let (lines, bytes, failed) = (filling.ends.len(), filling.bytes.len(), result.is_err());
-        let batch = std::sync::Arc::clone(&filling.batch);
-        queue.give_back(filling);
-        let woken = Instant::now();
-        batch.finish(result);
-        times.wake = woken.elapsed();
-        stats.batch(lines, bytes, failed, times);
-    }
+    /// The sync lanes (none without fsync: every batch then goes one at a time).
+    pub(super) lanes: Option<Lanes>,
 }
 
 /// Writes one batch; a failure is taken back from the file and paces the next attempt.
-fn attempt(
+pub(super) fn attempt(
     writer: &mut Writer,
     filling: &Filling,
     times: &mut BatchTimes,
@@ -150,7 +126,7 @@ mod tests {
         clippy::panic
     )]
 
-    use super::super::tests::record;
+    use super::super::tests::{append_from_four_threads, assert_each_thread_in_order, ids_of};
     use super::super::{DecisionLog, Durability, LogOptions};
     use crate::audit::files::sequence_files;
 
@@ -164,36 +140,11 @@ mod tests {
             ..LogOptions::default()
         };
         let log = DecisionLog::open(dir.path(), options).unwrap();
-        std::thread::scope(|scope| {
-            for thread in 0..4u32 {
-                let log = &log;
-                scope.spawn(move || {
-                    for index in 0..50u32 {
-                        log.append_blocking(&record(thread * 100 + index)).unwrap();
-                    }
-                });
-            }
-        });
+        append_from_four_threads(&log);
         drop(log);
         let files = sequence_files(dir.path()).unwrap();
         assert_eq!(files.len(), 1);
         let text = std::fs::read_to_string(&files[0].1).unwrap();
-        let ids: Vec<u32> = text
-            .lines()
-            .map(|line| {
-                let value: serde_json::Value = serde_json::from_str(line).unwrap();
-                value["id"].as_str().unwrap()[1..].parse().unwrap()
-            })
-            .collect();
-        assert_eq!(ids.len(), 200);
-        for thread in 0..4u32 {
-            let mine: Vec<u32> = ids
-                .iter()
-                .copied()
-                .filter(|id| id / 100 == thread)
-                .collect();
-            let expected: Vec<u32> = (0..50).map(|index| thread * 100 + index).collect();
-            assert_eq!(mine, expected);
-        }
+        assert_each_thread_in_order(&ids_of(&text));
     }
 }

@@ -39,7 +39,20 @@ struct State {
     /// Bytes taken by the writer and not yet answered.
     in_flight: usize,
     writer_asleep: bool,
+    /// A sync lane completed since the writer last looked.
+    nudged: bool,
     closed: bool,
+}
+
+/// What the writer thread finds when it looks at the queue.
+#[derive(Debug)]
+pub(super) enum Next {
+    /// The lines that filled meanwhile.
+    Lines(Filling),
+    /// No line waits, but a sync completed: its batch may be acknowledged.
+    Nudged,
+    /// Closed and drained.
+    Closed,
 }
 
 /// Shared by every appender and the writer thread.
@@ -88,11 +101,27 @@ impl Queue {
     }
 
     /// The writer's next batch: blocks until a line waits; `None` once closed and drained.
+    #[cfg(test)]
     pub(super) fn take(&self) -> Option<Filling> {
+        loop {
+            match self.next() {
+                Next::Lines(filling) => return Some(filling),
+                Next::Nudged => continue,
+                Next::Closed => return None,
+            }
+        }
+    }
+
+    /// The writer's next batch, or word that a sync completed: blocks until either (lines
+    /// first: a nudge left pending is seen on the next look).
+    pub(super) fn next(&self) -> Next {
         let mut state = self.lock();
         while state.filling.ends.is_empty() {
+            if std::mem::take(&mut state.nudged) {
+                return Next::Nudged;
+            }
             if state.closed {
-                return None;
+                return Next::Closed;
             }
             state.writer_asleep = true;
             state = self
@@ -103,7 +132,18 @@ impl Queue {
         let next = state.spare.take().unwrap_or_default();
         let taken = std::mem::replace(&mut state.filling, next);
         state.in_flight += taken.bytes.len();
-        Some(taken)
+        Next::Lines(taken)
+    }
+
+    /// A sync lane completed: wakes the writer if it sleeps. Set under the lock the writer
+    /// checks it under, so the wake cannot fall between its look and its sleep.
+    pub(super) fn nudge(&self) {
+        let mut state = self.lock();
+        state.nudged = true;
+        if state.writer_asleep {
+            state.writer_asleep = false;
+            self.wake_writer.notify_one();
+        }
     }
 
     /// Gives a written batch's buffers back (its bytes no longer count against the bound).

@@ -8,6 +8,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::super::files::{log_file_name, sequence_files};
 use super::{Durability, LogError, LogOptions};
@@ -25,6 +26,11 @@ pub(super) struct Sink {
     pending: u64,
     /// `(dev, ino)` of the open file: the path must still name it for a write to count.
     identity: (u64, u64),
+    /// Descriptions of the open file of their own, one per sync lane (empty without fsync, or
+    /// when the file could not be opened again): syncs in flight together each use their own,
+    /// because the kernel reports a failed write-back once per description, and two syncs on
+    /// one description could let one of them miss it.
+    sync_handles: Vec<Arc<File>>,
 }
 
 impl Sink {
@@ -38,7 +44,27 @@ impl Sink {
             size: 0,
             pending: 0,
             identity: (0, 0),
+            sync_handles: Vec::new(),
         }
+    }
+
+    /// True when `bytes` more fit in the open file after what is written (committed or not).
+    pub(super) fn fits(&self, bytes: u64) -> bool {
+        let used = self.size.saturating_add(self.pending);
+        self.file.is_some() && used.saturating_add(bytes) <= self.options.max_file_bytes
+    }
+
+    /// The open file's own description for sync slot `index`, if it has one.
+    pub(super) fn sync_handle(&self, index: usize) -> Option<Arc<File>> {
+        self.sync_handles.get(index).map(Arc::clone)
+    }
+
+    /// The first `bytes` written since the last commit are kept: they are synced in a file the
+    /// path names (the rest are still in flight).
+    pub(super) fn commit_bytes(&mut self, bytes: u64) {
+        let bytes = bytes.min(self.pending);
+        self.size = self.size.saturating_add(bytes);
+        self.pending -= bytes;
     }
 
     /// True when a line of `line_bytes`, after `planned_bytes` to be written before it, must go
@@ -52,6 +78,7 @@ impl Sink {
     /// Forgets the open file, so the next move starts a new one.
     pub(super) fn abandon_file(&mut self) {
         self.file = None;
+        self.sync_handles.clear();
         self.pending = 0;
     }
 
@@ -106,6 +133,11 @@ impl Sink {
             .map_err(|error| LogError::io(path, &error))
     }
 
+    /// A failed sync of the open file, as the log reports it.
+    pub(super) fn sync_failed(&self, error: &std::io::Error) -> LogError {
+        LogError::io(&self.path, error)
+    }
+
     /// Syncs what was written (per the options).
     pub(super) fn sync(&mut self) -> Result<(), LogError> {
         let file = self.file.as_ref().ok_or(LogError::Closed)?;
@@ -157,6 +189,7 @@ impl Sink {
     fn open_sequence(&mut self, sequence: u64) -> Result<(), LogError> {
         let path = self.dir.join(log_file_name(sequence));
         self.file = None;
+        self.sync_handles.clear();
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -171,6 +204,7 @@ impl Sink {
                 let _ = directory.sync_all();
             }
         }
+        self.sync_handles = self.sync_handles_of(&file);
         self.file = Some(file);
         self.path = path;
         self.sequence = sequence;
@@ -178,6 +212,23 @@ impl Sink {
         self.pending = 0;
         self.identity = (metadata.dev(), metadata.ino());
         Ok(())
+    }
+}
+
+impl Sink {
+    /// Opens `file` again through `/proc/self/fd` (the same file, however its name changes),
+    /// once per sync lane; none at all without fsync or when any open fails (every sync then
+    /// runs on the writer thread, as before lanes).
+    fn sync_handles_of(&self, file: &File) -> Vec<Arc<File>> {
+        use std::os::fd::AsRawFd;
+        if self.options.durability != Durability::Fsync {
+            return Vec::new();
+        }
+        let own = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+        let handles: Result<Vec<_>, _> = (0..super::lanes::SYNC_LANES)
+            .map(|_| File::open(&own).map(Arc::new))
+            .collect();
+        handles.unwrap_or_default()
     }
 }
 

@@ -35,7 +35,8 @@ pub struct LogStats {
     pub wait: Duration,
     /// Summed over batches: the `write` calls (and the checks that the path names the file).
     pub write: Duration,
-    /// Summed over batches: `sync_data`.
+    /// Summed over batches: from handing the batch's `sync_data` to a lane to its completion
+    /// (syncs overlap, so the sum can pass the time the writer ran).
     pub sync: Duration,
     /// Summed over batches: handing the result to the waiters.
     pub wake: Duration,
