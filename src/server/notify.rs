@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::approvals::ApprovalView;
+use crate::store::approvals::ApprovalView;
 use super::console::card::{kind_label, time_left};
 use super::console::shown::visible_text;
 

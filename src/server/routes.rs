@@ -9,7 +9,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::approvals::ApprovalStatus;
+use crate::store::approvals::ApprovalStatus;
 use super::body::RequestBody;
 use super::caller::{Caller, Role};
 use super::error::ApiError;
