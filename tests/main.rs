@@ -16,5 +16,6 @@ mod fleet;
 mod gateway;
 mod hostile;
 mod isolation;
+mod layers;
 mod reliability;
 mod support;
