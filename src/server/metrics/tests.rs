@@ -23,7 +23,7 @@ fn counts_are_written_under_today_names() {
     for expected in [
         "askgate_decisions_total{tool=\"ClaudeDesign\",operation=\"read_file\",outcome=\"allow\"} 2",
         "askgate_decisions_total{tool=\"Odd\\\"tool\",operation=\"op\",outcome=\"deny\"} 1",
-        "askgate_decision_seconds_bucket{le=\"5e-5\"} 2",
+        "askgate_decision_seconds_bucket{le=\"0.00005\"} 2",
         "askgate_decision_seconds_bucket{le=\"2.0\"} 2",
         "askgate_decision_seconds_bucket{le=\"+Inf\"} 3",
         "askgate_decision_seconds_count 3",
