@@ -7,12 +7,11 @@
 //! (bodies), `gateway` (decide → execute / hold / refuse), `approving` (pending approvals and
 //! the approver's answer), `observe` (upstream facts before a
 //! decision), `execute` (follow-ups and state events after), `account` (per-account and
-//! per-session stores), `approvals`, `metrics`, `clock`, `error`, `routes`, `mcp` (the MCP
-//! front door at `/mcp`), `hook` (Claude Code's `PreToolUse` hook, tightening only),
+//! per-session stores), `metrics`, `clock`, `error`, `routes`, `mcp`
+//! (the MCP front door at `/mcp`), `hook` (Claude Code's `PreToolUse` hook, tightening only),
 //! `console` (the approvers' web page at `/console`), `notify` (the approval webhook).
 
 pub mod account;
-pub mod approvals;
 pub mod approving;
 pub mod attest;
 pub mod body;

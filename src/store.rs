@@ -1,14 +1,18 @@
 //! store: where the state replicas share lives — in this process (the embedded default) or in
 //! PostgreSQL (`serve --store postgres://…`, a fleet). Each kind of shared state has one seam,
 //! a trait whose methods are the events that change it: the account's consent, grants and
-//! plans ([`AccountStore`]), approvals (`server::approvals::ApprovalBook`) and console sessions
-//! (`server::console::session::ConsoleBook`). Decisions never wait on a store for a read: the
+//! plans ([`AccountStore`]), approvals ([`approvals::ApprovalBook`]) and console sessions
+//! ([`console::ConsoleBook`]). The store owns its seams and never imports `server`. Decisions never wait on a store for a read: the
 //! gateway readies a replica's view during `prepare` and the pure core gathers from it.
 //!
-//! Map: `account` (the account seam and its in-memory implementation), `postgres` (the
-//! PostgreSQL implementations, their migrations, listener and lease).
+//! Map: `account` (the account seam and its in-memory implementation), `approvals` (the
+//! approval books' seam, their limits and errors, and the in-memory books), `console` (the
+//! console sessions' seam and its in-memory book), `postgres` (the PostgreSQL implementations,
+//! their migrations, listener and lease).
 
 pub mod account;
+pub mod approvals;
+pub mod console;
 pub mod postgres;
 
 pub use account::{AccountStore, MemoryAccount};

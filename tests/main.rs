@@ -17,5 +17,6 @@ mod fleet;
 mod gateway;
 mod hostile;
 mod isolation;
+mod layers;
 mod reliability;
 mod support;

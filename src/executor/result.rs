@@ -1,8 +1,15 @@
 //! Mapping a Design MCP `tools/call` result into the content handed back to the agent, with the
-//! per-image and aggregate caps of client-facts §7 (`yoS`, `boS`). Pure: it must not do I/O.
+//! per-image and aggregate caps of client-facts §7 (`yoS`, `boS`), and the result of a call that
+//! failed before or while it ran ([`error_json`]). Pure: it must not do I/O.
 
 use crate::paths::js_length;
 use serde_json::{json, Value};
+
+/// A failed call's result as the agent and the log see it: one text block, `isError`, and the
+/// kind of failure (`deadline`, `withdrawn`, …).
+pub fn error_json(kind: &str, message: &str) -> Value {
+    json!({"content": [{"type": "text", "text": message}], "isError": true, "error": kind})
+}
 
 /// Largest base64 image, and largest aggregate of all blocks, in characters (JavaScript length).
 pub const CONTENT_CAP: usize = 130_000;

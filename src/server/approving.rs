@@ -13,12 +13,12 @@ mod work;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use super::approvals::{ApprovalStatus, ApprovalView, CreateError, PendingCall};
 use super::caller::Caller;
 use super::error::ApiError;
 use super::gateway::{AppState, Handled, Prepared};
 use crate::audit::record::ApprovalAction;
 use crate::authz::Decision;
+use crate::store::approvals::{ApprovalStatus, ApprovalView, CreateError, PendingCall};
 
 pub use sweeper::spawn_sweeper;
 
@@ -108,7 +108,7 @@ impl AppState {
         }
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         let clock = inner.clock.clone();
-        inner.approvals.wait(id, left, move || clock.now()).await
+        Ok(inner.approvals.wait(id, left, move || clock.now()).await?)
     }
 
     /// An approver refuses: logged first (a failing log answers 503 and leaves the approval
@@ -147,7 +147,7 @@ impl AppState {
                         .approvals
                         .finish(&claim.id, ApprovalStatus::Refused, Some(result), now)
                         .await;
-                    inner.approvals.view(&claim.id, now).await
+                    Ok(inner.approvals.view(&claim.id, now).await?)
                 }
                 Err(error) => {
                     inner.approvals.release(claim, inner.clock.now()).await;
@@ -162,7 +162,7 @@ impl AppState {
                 "the refusal did not finish ({error})"
             ))),
             // The refusal goes on being logged; show the approval as it stands.
-            Err(_) => inner.approvals.view(id, inner.clock.now()).await,
+            Err(_) => Ok(inner.approvals.view(id, inner.clock.now()).await?),
         }
     }
 
@@ -178,7 +178,7 @@ impl AppState {
                 .requeue_withdrawals(vec![withdrawal], inner.clock.now())
                 .await;
         }
-        inner.approvals.view(id, inner.clock.now()).await
+        Ok(inner.approvals.view(id, inner.clock.now()).await?)
     }
 
     /// [`Self::withdraw`] without waiting: a task of its own withdraws it and the sweeper

@@ -9,7 +9,6 @@ use arc_swap::ArcSwap;
 use futures_util::future::BoxFuture;
 
 use super::account::Account;
-use super::approvals::Approvals;
 use super::clock::{Clock, SystemClock};
 use super::config::{Config, Upstream};
 use super::gateway::{AppState, Inner};
@@ -22,6 +21,7 @@ use crate::executor::projects::{
 };
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::sources::{self, PolicyArgs};
+use crate::store::approvals::Approvals;
 
 /// The attached Project of the sandbox's seed state.
 pub const SANDBOX_PROJECT: &str = "11111111-1111-4111-8111-111111111111";

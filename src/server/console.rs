@@ -121,7 +121,7 @@ const HISTORY: usize = 200;
 async fn pending_newest_first(
     state: &AppState,
     now: time::OffsetDateTime,
-) -> Vec<super::approvals::ApprovalView> {
+) -> Vec<crate::store::approvals::ApprovalView> {
     let page = state.inner().approvals.page(now, None, PENDING).await;
     let mut views = page.map(|page| page.approvals).unwrap_or_default();
     views.reverse();
@@ -179,7 +179,7 @@ async fn approval_page(
     let now = state.inner().clock.now();
     match state.inner().approvals.view(&id, now).await {
         Ok(view) => page(StatusCode::OK, pages::approval(&session, &view, now, None)),
-        Err(error) => error_page(&session, &error),
+        Err(error) => error_page(&session, &error.into()),
     }
 }
 
@@ -190,7 +190,7 @@ async fn history(State(state): State<AppState>, headers: HeaderMap) -> Response 
     let now = state.inner().clock.now();
     let views = match state.inner().approvals.decided(now, HISTORY).await {
         Ok(views) => views,
-        Err(error) => return error_page(&session, &error),
+        Err(error) => return error_page(&session, &error.into()),
     };
     page(StatusCode::OK, pages::history(&session, &views, now))
 }
@@ -311,7 +311,7 @@ async fn decide(
                         pages::approval(&session, &view, now, Some(&notice)),
                     )
                 }
-                Err(error) => error_page(&session, &error),
+                Err(error) => error_page(&session, &error.into()),
             }
         }
         Err(error) => error_page(&session, &error),

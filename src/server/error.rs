@@ -93,3 +93,14 @@ impl IntoResponse for ApiError {
         (self.status(), Json(body)).into_response()
     }
 }
+
+impl From<crate::store::approvals::ApprovalError> for ApiError {
+    fn from(error: crate::store::approvals::ApprovalError) -> Self {
+        use crate::store::approvals::ApprovalError;
+        match error {
+            ApprovalError::Unknown(id) => Self::UnknownApproval(id),
+            ApprovalError::Closed { id, status } => Self::ApprovalClosed { id, status },
+            ApprovalError::Store(error) => Self::Store(error),
+        }
+    }
+}

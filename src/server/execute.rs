@@ -22,9 +22,7 @@ pub fn result_json(result: &MappedResult) -> Value {
     json!({"content": result.content, "isError": result.is_error, "notices": result.notices})
 }
 
-pub fn error_json(kind: &str, message: &str) -> Value {
-    json!({"content": [{"type": "text", "text": message}], "isError": true, "error": kind})
-}
+pub use crate::executor::result::error_json;
 
 /// The approval kinds a human gave, as the follow-ups read them.
 pub fn approved(kinds: &[ApprovalKind]) -> Approved {

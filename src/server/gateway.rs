@@ -8,7 +8,6 @@ use arc_swap::ArcSwap;
 use serde_json::Value;
 
 use super::account::Account;
-use super::approvals::{ApprovalView, Approvals, ApprovedCall};
 use super::caller::{Caller, Callers};
 use super::clock::Clock;
 use super::error::ApiError;
@@ -22,6 +21,7 @@ use crate::call::{effective_hints, CallError, Catalog, DesignCall, ProjectsCall}
 use crate::facts::observations::LocalFileStat;
 use crate::facts::{self, DesignObservations, Environment};
 use crate::state::SessionKey;
+use crate::store::approvals::{ApprovalView, Approvals, ApprovedCall};
 
 pub struct Inner {
     pub snapshot: ArcSwap<PolicySnapshot>,

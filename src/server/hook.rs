@@ -20,7 +20,6 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use time::OffsetDateTime;
 
-use super::approvals::ApprovedCall;
 use super::attest::Attestation;
 use super::body::RequestBody;
 use super::caller::Role;
@@ -31,6 +30,7 @@ use crate::call::{DesignCall, ProjectsCall};
 use crate::facts::session::check_session_text;
 use crate::facts::{self, AgentKind, DesignObservations, Environment, Mode, Session};
 use crate::state::{DesignState, SessionKey};
+use crate::store::approvals::ApprovedCall;
 use wire::{HookInput, HookOutput, PRE_TOOL_USE};
 
 /// The header the hook command fills from the client's `CLAUDE_PROJECT_UUID` (the client's

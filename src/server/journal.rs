@@ -177,10 +177,10 @@ impl Journal {
         Some(self.failures.health(log.failure().as_ref(), now))
     }
 
-    /// The log's lines for `/metrics`; none when no log is configured.
-    pub fn render_metrics(&self, out: &mut String) {
+    /// Adds the log's metrics to this scrape's `registry`; none when no log is configured.
+    pub fn scraped(&self, registry: &mut prometheus_client::registry::Registry) {
         if let Some(log) = &self.log {
-            self.unlogged.render(&log.stats(), out);
+            registry.register_collector(Box::new(self.unlogged.read(log.stats())));
         }
     }
 

@@ -1,68 +1,59 @@
-//! server::metrics: counters and histograms rendered as Prometheus text — decisions by tool,
-//! operation and outcome, decision latency, upstream errors, pending approvals.
+//! server::metrics: the service's own metrics in a `prometheus-client` registry — decisions by
+//! tool, operation and outcome, decision and upstream latency, upstream errors by kind, shadow
+//! policy comparisons, 2026-07-28 approval links — and `/metrics`' text (OpenMetrics), to which a
+//! scrape adds what it reads from others (`scraped`: pending approvals, the webhook, the
+//! decision log). Counting is atomic: a call finds its labelled counter under a read lock at
+//! most, and never waits on a scrape.
+//!
+//! Map: `histogram` (the latency histogram of atomics), `scraped` (values read per scrape).
 
-use std::fmt::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
+mod histogram;
+pub mod scraped;
+
 use std::time::Duration;
 
-use dashmap::DashMap;
+use prometheus_client::encoding::text::{encode_eof, encode_registry};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::registry::Registry;
 
-/// Upper bounds (seconds) of the latency buckets.
-const BUCKETS: [f64; 12] = [
-    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.1, 0.5, 2.0,
-];
+pub use histogram::Histogram;
 
-#[derive(Debug, Default)]
-pub struct Histogram {
-    counts: [AtomicU64; BUCKETS.len()],
-    count: AtomicU64,
-    sum_nanos: AtomicU64,
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DecisionLabels {
+    tool: String,
+    operation: String,
+    outcome: String,
 }
 
-impl Histogram {
-    pub fn observe(&self, elapsed: Duration) {
-        let seconds = elapsed.as_secs_f64();
-        for (bound, count) in BUCKETS.iter().zip(&self.counts) {
-            if seconds <= *bound {
-                count.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        self.count.fetch_add(1, Ordering::Relaxed);
-        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
-    }
-
-    fn render(&self, out: &mut String, name: &str, labels: &str) {
-        let sep = if labels.is_empty() { "" } else { "," };
-        for (bound, count) in BUCKETS.iter().zip(&self.counts) {
-            let _ = writeln!(
-                out,
-                "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {}",
-                count.load(Ordering::Relaxed)
-            );
-        }
-        let total = self.count.load(Ordering::Relaxed);
-        let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {total}");
-        let sum = self.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
-        let braces = if labels.is_empty() {
-            String::new()
-        } else {
-            format!("{{{labels}}}")
-        };
-        let _ = writeln!(out, "{name}_sum{braces} {sum}");
-        let _ = writeln!(out, "{name}_count{braces} {total}");
-    }
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabel {
+    kind: String,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabel {
+    result: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StepLabel {
+    step: &'static str,
+}
+
+/// The service's metrics; the registry holds clones of the same counters.
+#[derive(Debug)]
 pub struct Metrics {
-    decisions: DashMap<(String, String, String), AtomicU64>,
-    upstream_errors: DashMap<String, AtomicU64>,
-    shadow: DashMap<&'static str, AtomicU64>,
+    registry: Registry,
+    decisions: Family<DecisionLabels, Counter>,
+    upstream_errors: Family<KindLabel, Counter>,
+    /// Shadow comparisons that agreed, and that did not.
+    shadow: [Counter; 2],
     pub decision_latency: Histogram,
     pub upstream_latency: Histogram,
     /// 2026-07-28 approval links: offered, redeemed by a retry, refused.
-    approval_links: [AtomicU64; 3],
+    approval_links: [Counter; 3],
 }
 
 /// A step of a 2026-07-28 approval link (`server::mcp::link`).
@@ -73,116 +64,99 @@ pub enum LinkStep {
     Refused = 2,
 }
 
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::default();
+        let decisions = Family::<DecisionLabels, Counter>::default();
+        registry.register(
+            "askgate_decisions",
+            "Decisions by tool, operation and outcome",
+            decisions.clone(),
+        );
+        let decision_latency = Histogram::default();
+        registry.register(
+            "askgate_decision_seconds",
+            "Time to gather facts and decide",
+            decision_latency.clone(),
+        );
+        let upstream_latency = Histogram::default();
+        registry.register(
+            "askgate_upstream_seconds",
+            "Time of upstream calls",
+            upstream_latency.clone(),
+        );
+        let upstream_errors = Family::<KindLabel, Counter>::default();
+        registry.register(
+            "askgate_upstream_errors",
+            "Upstream failures by kind",
+            upstream_errors.clone(),
+        );
+        let shadow = Family::<ResultLabel, Counter>::default();
+        registry.register(
+            "askgate_shadow_decisions",
+            "Shadow policy comparisons",
+            shadow.clone(),
+        );
+        let links = Family::<StepLabel, Counter>::default();
+        registry.register(
+            "askgate_mcp_approval_links",
+            "2026-07-28 approval links (input_required) by step",
+            links.clone(),
+        );
+        Self {
+            registry,
+            decisions,
+            upstream_errors,
+            shadow: ["agree", "disagree"]
+                .map(|result| shadow.get_or_create_owned(&ResultLabel { result })),
+            decision_latency,
+            upstream_latency,
+            approval_links: ["offered", "redeemed", "refused"]
+                .map(|step| links.get_or_create_owned(&StepLabel { step })),
+        }
+    }
+}
+
 impl Metrics {
     pub fn decision_made(&self, tool: &str, operation: &str, outcome: &str, elapsed: Duration) {
-        let key = (tool.to_string(), operation.to_string(), outcome.to_string());
-        self.decisions
-            .entry(key)
-            .or_default()
-            .fetch_add(1, Ordering::Relaxed);
+        let labels = DecisionLabels {
+            tool: tool.to_string(),
+            operation: operation.to_string(),
+            outcome: outcome.to_string(),
+        };
+        self.decisions.get_or_create(&labels).inc();
         self.decision_latency.observe(elapsed);
     }
 
     pub fn upstream_failed(&self, kind: &str) {
-        self.upstream_errors
-            .entry(kind.to_string())
-            .or_default()
-            .fetch_add(1, Ordering::Relaxed);
+        let labels = KindLabel {
+            kind: kind.to_string(),
+        };
+        self.upstream_errors.get_or_create(&labels).inc();
     }
 
     pub fn approval_link(&self, step: LinkStep) {
         if let Some(count) = self.approval_links.get(step as usize) {
-            count.fetch_add(1, Ordering::Relaxed);
+            count.inc();
         }
     }
 
     /// A shadow policy set agreed (or not) with the live one.
     pub fn shadow_compared(&self, agreed: bool) {
-        let key = if agreed { "agree" } else { "disagree" };
-        self.shadow
-            .entry(key)
-            .or_default()
-            .fetch_add(1, Ordering::Relaxed);
+        let [agree, disagree] = &self.shadow;
+        if agreed { agree } else { disagree }.inc();
     }
 
-    pub fn render(&self, pending_approvals: usize, webhook: &super::notify::Deliveries) -> String {
+    /// `/metrics`' text: these metrics, then `scraped` (what this scrape read from others).
+    pub fn render(&self, scraped: &Registry) -> String {
         let mut out = String::new();
-        out.push_str("# HELP askgate_decisions_total Decisions by tool, operation and outcome.\n# TYPE askgate_decisions_total counter\n");
-        let mut rows: Vec<_> = self
-            .decisions
-            .iter()
-            .map(|entry| (entry.key().clone(), entry.value().load(Ordering::Relaxed)))
-            .collect();
-        rows.sort();
-        for ((tool, operation, outcome), count) in rows {
-            let _ = writeln!(out, "askgate_decisions_total{{tool=\"{}\",operation=\"{}\",outcome=\"{outcome}\"}} {count}", escape(&tool), escape(&operation));
-        }
-        out.push_str("# HELP askgate_decision_seconds Time to gather facts and decide.\n# TYPE askgate_decision_seconds histogram\n");
-        self.decision_latency
-            .render(&mut out, "askgate_decision_seconds", "");
-        out.push_str("# HELP askgate_upstream_seconds Time of upstream calls.\n# TYPE askgate_upstream_seconds histogram\n");
-        self.upstream_latency
-            .render(&mut out, "askgate_upstream_seconds", "");
-        out.push_str("# HELP askgate_upstream_errors_total Upstream failures by kind.\n# TYPE askgate_upstream_errors_total counter\n");
-        let mut errors: Vec<_> = self
-            .upstream_errors
-            .iter()
-            .map(|e| (e.key().clone(), e.value().load(Ordering::Relaxed)))
-            .collect();
-        errors.sort();
-        for (kind, count) in errors {
-            let _ = writeln!(
-                out,
-                "askgate_upstream_errors_total{{kind=\"{}\"}} {count}",
-                escape(&kind)
-            );
-        }
-        out.push_str("# HELP askgate_shadow_decisions_total Shadow policy comparisons.\n# TYPE askgate_shadow_decisions_total counter\n");
-        for key in ["agree", "disagree"] {
-            let count = self
-                .shadow
-                .get(key)
-                .map_or(0, |count| count.load(Ordering::Relaxed));
-            let _ = writeln!(
-                out,
-                "askgate_shadow_decisions_total{{result=\"{key}\"}} {count}"
-            );
-        }
-        out.push_str("# HELP askgate_pending_approvals Approvals waiting for a human (expired ones not counted).\n# TYPE askgate_pending_approvals gauge\n");
-        let _ = writeln!(out, "askgate_pending_approvals {pending_approvals}");
-        out.push_str("# HELP askgate_webhook_messages_total Approval webhook messages by result.\n# TYPE askgate_webhook_messages_total counter\n");
-        for (result, count) in [
-            ("delivered", &webhook.delivered),
-            ("failed", &webhook.failed),
-            ("dropped", &webhook.dropped),
-        ] {
-            let count = count.load(Ordering::Relaxed);
-            let _ = writeln!(
-                out,
-                "askgate_webhook_messages_total{{result=\"{result}\"}} {count}"
-            );
-        }
-        out.push_str("# HELP askgate_webhook_attempt_failures_total Webhook attempts that failed (each retry counts).\n# TYPE askgate_webhook_attempt_failures_total counter\n");
-        let failures = webhook.attempt_failures.load(Ordering::Relaxed);
-        let _ = writeln!(out, "askgate_webhook_attempt_failures_total {failures}");
-        out.push_str("# HELP askgate_mcp_approval_links_total 2026-07-28 approval links (input_required) by step.\n# TYPE askgate_mcp_approval_links_total counter\n");
-        for (step, count) in ["offered", "redeemed", "refused"]
-            .iter()
-            .zip(&self.approval_links)
-        {
-            let count = count.load(Ordering::Relaxed);
-            let _ = writeln!(
-                out,
-                "askgate_mcp_approval_links_total{{step=\"{step}\"}} {count}"
-            );
-        }
+        // Writing into a String does not fail.
+        let _ = encode_registry(&mut out, &self.registry);
+        let _ = encode_registry(&mut out, scraped);
+        let _ = encode_eof(&mut out);
         out
     }
 }
 
-fn escape(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
+#[cfg(test)]
+mod tests;

@@ -10,9 +10,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::approvals::ApprovalView;
 use super::console::card::{kind_label, time_left};
 use super::console::shown::visible_text;
+use crate::store::approvals::ApprovalView;
 
 /// Messages waiting for delivery; past it a new one is dropped (and counted).
 pub const QUEUE: usize = 256;
@@ -30,7 +30,7 @@ pub struct WebhookTarget {
     pub console_base: String,
 }
 
-/// Delivery counters, rendered by `Metrics`.
+/// Delivery counters, read by `metrics::scraped` at each scrape.
 #[derive(Debug, Default)]
 pub struct Deliveries {
     pub delivered: AtomicU64,

@@ -9,7 +9,6 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::approvals::ApprovalStatus;
 use super::body::RequestBody;
 use super::caller::{Caller, Role};
 use super::error::ApiError;
@@ -18,6 +17,7 @@ use super::journal::LogHealth;
 use super::wire::{AuthorizeBody, CallBody, DecisionBody, SessionBody};
 use crate::facts::Session;
 use crate::state::SessionKey;
+use crate::store::approvals::ApprovalStatus;
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     super::wire::parse_body(body)
@@ -352,15 +352,14 @@ pub async fn metrics(
         .approvals
         .pending_count(state.inner().clock.now())
         .await;
-    let mut text = state
-        .inner()
-        .metrics
-        .render(pending, &state.inner().notifier.deliveries);
-    state.inner().journal.render_metrics(&mut text);
+    let mut scraped =
+        super::metrics::scraped::registry(pending, &state.inner().notifier.deliveries);
+    state.inner().journal.scraped(&mut scraped);
+    let text = state.inner().metrics.render(&scraped);
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,
-            "text/plain; version=0.0.4",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
         text,
     ))

@@ -25,8 +25,8 @@ pub use console::PgConsole;
 pub use fleet::Fleet;
 pub use migrate::SCHEMA_VERSION;
 
+use super::approvals::ApprovalLimits;
 use super::StoreError;
-use crate::server::config::ApprovalLimits;
 
 /// How a replica joins the fleet.
 #[derive(Debug, Clone)]

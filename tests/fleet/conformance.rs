@@ -10,12 +10,10 @@ use askgate::authz::CallSummary;
 use askgate::authz::{Approval, ApprovalKind};
 use askgate::call::DesignCall;
 use askgate::facts::Session;
-use askgate::server::approvals::{
-    ApprovalBook, ApprovalStatus, ApprovalStore, ApprovalView, ApprovedCall, CreateError,
-    PendingCall,
+use askgate::store::approvals::{
+    ApprovalBook, ApprovalError, ApprovalLimits, ApprovalStatus, ApprovalStore, ApprovalView,
+    ApprovedCall, CreateError, PendingCall,
 };
-use askgate::server::config::ApprovalLimits;
-use askgate::server::error::ApiError;
 use askgate::store::postgres::{open, FleetOptions};
 use serde_json::json;
 use time::OffsetDateTime;
@@ -128,7 +126,7 @@ async fn conformance_exactly_one_claim_wins_and_the_loser_is_told_why() {
         assert_eq!(won, 1, "{claims:?}");
         for lost in claims.iter().filter_map(|claim| claim.as_ref().err()) {
             assert!(
-                matches!(lost, ApiError::ApprovalClosed { status, .. } if status == "running"),
+                matches!(lost, ApprovalError::Closed { status, .. } if status == "running"),
                 "{lost:?}"
             );
         }
@@ -162,7 +160,7 @@ async fn conformance_exactly_one_claim_wins_and_the_loser_is_told_why() {
         assert_eq!(book.decided(t0(), 10).await.unwrap().len(), 1);
         assert!(matches!(
             book.claim("ap_missing", "x", t0()).await,
-            Err(ApiError::UnknownApproval(_))
+            Err(ApprovalError::Unknown(_))
         ));
     })
     .await;
@@ -199,7 +197,7 @@ async fn conformance_withdrawn_and_expired_approvals_end_once() {
         assert_eq!(withdrawal.decision_id, "d-ap_1");
         let late = book.claim("ap_1", "approver", t0()).await.unwrap_err();
         assert!(
-            matches!(&late, ApiError::ApprovalClosed { status, .. } if status == "withdrawn (the client went away)"),
+            matches!(&late, ApprovalError::Closed { status, .. } if status == "withdrawn (the client went away)"),
             "{late:?}"
         );
         let later = t0() + TTL + time::Duration::seconds(1);

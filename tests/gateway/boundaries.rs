@@ -312,7 +312,7 @@ async fn metrics_require_the_metrics_token_when_one_is_configured() {
             .body
             .as_str()
             .unwrap_or("")
-            .contains("askgate_decisions_total"),
+            .contains("askgate_pending_approvals 0"),
         "{}",
         scraped.body
     );

@@ -7,10 +7,10 @@
 use std::sync::{Arc, Weak};
 
 use crate::audit::record::ApprovalAction;
-use crate::server::approvals::Withdrawal;
 use crate::server::error::ApiError;
 use crate::server::execute::error_json;
 use crate::server::gateway::{AppState, Inner};
+use crate::store::approvals::Withdrawal;
 
 /// Who expiry records name as their author.
 pub const SWEEPER: &str = "askgate";

@@ -14,10 +14,10 @@ use tokio::sync::oneshot;
 use super::redecide::{judge, Verdict};
 use crate::audit::record::ApprovalAction;
 use crate::authz::{Approval, ApprovalKind, Decision};
-use crate::server::approvals::{ApprovalStatus, Claim, PendingCall};
 use crate::server::error::ApiError;
 use crate::server::execute::error_json;
 use crate::server::gateway::{AppState, Prepared};
+use crate::store::approvals::{ApprovalStatus, Claim, PendingCall};
 
 /// Tells the waiting request whether the work's records were written (`Err`: the approval
 /// is pending again).

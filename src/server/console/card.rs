@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 
 use super::shown::{needs_care, shown, shown_prose};
 use crate::authz::{Approval, ApprovalKind};
-use crate::server::approvals::{ApprovalStatus, ApprovalView};
+use crate::store::approvals::{ApprovalStatus, ApprovalView};
 
 /// What the approver is asked to give, in words.
 pub fn kind_label(kind: ApprovalKind) -> &'static str {

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use super::card::card;
 use super::session::ConsoleSession;
 use super::shown::shown;
-use crate::server::approvals::{ApprovalStatus, ApprovalView};
+use crate::store::approvals::{ApprovalStatus, ApprovalView};
 
 fn layout(title: &str, session: Option<&ConsoleSession>, body: Markup) -> Markup {
     html! {

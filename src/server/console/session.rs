@@ -2,16 +2,16 @@
 //! `HttpOnly`, `Secure`, `SameSite=Strict` cookie scoped to `/console`, with an expiry and its
 //! own CSRF token; the store is bounded (the oldest session goes first) and expired sessions
 //! are dropped when met. Approver tokens sign in; agent tokens never do. The sessions are kept
-//! behind [`ConsoleBook`] (in this process, or in the fleet's store, so that an approver signed
-//! in through one replica is signed in on all).
+//! behind `store::console`'s [`ConsoleBook`] (in this process, or in the fleet's store, so that
+//! an approver signed in through one replica is signed in on all).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use async_trait::async_trait;
 use axum::http::HeaderMap;
 use subtle::ConstantTimeEq;
 use time::{Duration, OffsetDateTime};
+
+pub use crate::store::console::{ConsoleBook, ConsoleSession, MemoryConsole, MAX_SESSIONS};
 
 /// The session cookie.
 pub const COOKIE: &str = "askgate_console";
@@ -19,36 +19,6 @@ pub const COOKIE: &str = "askgate_console";
 pub const SIGN_IN_COOKIE: &str = "askgate_console_sign_in";
 /// How long a console session lasts.
 pub const SESSION_TTL: Duration = Duration::hours(8);
-/// The most console sessions kept at once; past it the oldest is signed out.
-pub const MAX_SESSIONS: usize = 1_024;
-
-/// One signed-in approver.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsoleSession {
-    pub principal: String,
-    pub csrf: String,
-    pub expires_at: OffsetDateTime,
-}
-
-/// The console's sessions, wherever they are kept: the events of a session's life.
-#[async_trait]
-pub trait ConsoleBook: Send + Sync {
-    /// Keeps `session` under `token`, the oldest signed out past [`MAX_SESSIONS`].
-    async fn signed_in(
-        &self,
-        token: &str,
-        session: &ConsoleSession,
-        now: OffsetDateTime,
-    ) -> Result<(), crate::store::StoreError>;
-    /// The live session under `token`; an expired one is forgotten.
-    async fn current(
-        &self,
-        token: &str,
-        now: OffsetDateTime,
-    ) -> Result<Option<ConsoleSession>, crate::store::StoreError>;
-    async fn signed_out(&self, token: &str) -> Result<(), crate::store::StoreError>;
-}
-
 /// Who is signed in. A store that cannot answer signs nobody in (the page asks to sign in
 /// again) and says why in the service's log. The sign-in throttle is this process's own.
 pub struct ConsoleSessions {
@@ -109,80 +79,6 @@ impl ConsoleSessions {
                 tracing::warn!(%error, "console session not signed out");
             }
         }
-    }
-}
-
-/// Console sessions in this process.
-#[derive(Debug, Default)]
-pub struct MemoryConsole {
-    by_token: Mutex<HashMap<String, ConsoleSession>>,
-}
-
-#[async_trait]
-impl ConsoleBook for MemoryConsole {
-    async fn signed_in(
-        &self,
-        token: &str,
-        session: &ConsoleSession,
-        now: OffsetDateTime,
-    ) -> Result<(), crate::store::StoreError> {
-        self.insert(token, session, now);
-        Ok(())
-    }
-
-    async fn current(
-        &self,
-        token: &str,
-        now: OffsetDateTime,
-    ) -> Result<Option<ConsoleSession>, crate::store::StoreError> {
-        Ok(self.live(token, now))
-    }
-
-    async fn signed_out(&self, token: &str) -> Result<(), crate::store::StoreError> {
-        self.locked().remove(token);
-        Ok(())
-    }
-}
-
-impl MemoryConsole {
-    fn insert(&self, token: &str, session: &ConsoleSession, now: OffsetDateTime) {
-        let mut sessions = self.locked();
-        sessions.retain(|_, known| known.expires_at > now);
-        while sessions.len() >= MAX_SESSIONS {
-            let oldest = sessions
-                .iter()
-                .min_by_key(|(_, known)| known.expires_at)
-                .map(|(token, _)| token.clone());
-            match oldest {
-                Some(token) => sessions.remove(&token),
-                None => break,
-            };
-        }
-        sessions.insert(token.to_string(), session.clone());
-    }
-
-    fn live(&self, token: &str, now: OffsetDateTime) -> Option<ConsoleSession> {
-        let mut sessions = self.locked();
-        match sessions.get(token) {
-            Some(session) if session.expires_at > now => Some(session.clone()),
-            Some(_) => {
-                sessions.remove(token);
-                None
-            }
-            None => None,
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.locked().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    fn locked(&self) -> std::sync::MutexGuard<'_, HashMap<String, ConsoleSession>> {
-        self.by_token.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -1,13 +1,16 @@
-//! server::journal::metrics: the decision log's lines in `/metrics` — what the writer has done
+//! server::journal::metrics: the decision log's metrics in `/metrics`, read once per scrape — what the writer has done
 //! (group commits, lines, bytes, files followed after a rename, seconds per phase: lines waiting
 //! for the writer, writing, syncing, waking the waiters) and the records that were not logged
 //! while their call went on (`log_failure: allow` for decisions and approvals; outcomes always,
 //! as their call already ran). Counting only: it must not change what is logged or refused.
 
-use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::DescriptorEncoder;
+
 use crate::audit::writer::LogStats;
+use crate::server::metrics::scraped::{counter, counters};
 
 /// The kinds of record a call can go on without.
 #[derive(Debug, Clone, Copy)]
@@ -35,17 +38,37 @@ impl UnloggedCounts {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Appends the log's lines to `out`.
-    pub(super) fn render(&self, stats: &LogStats, out: &mut String) {
-        out.push_str("# HELP askgate_log_unlogged_total Records not logged while their call went on (log_failure = allow; outcomes always), by kind.\n# TYPE askgate_log_unlogged_total counter\n");
-        for (kind, counter) in [
-            ("decision", &self.decision),
-            ("approval", &self.approval),
-            ("outcome", &self.outcome),
-        ] {
-            let count = counter.load(Ordering::Relaxed);
-            let _ = writeln!(out, "askgate_log_unlogged_total{{kind=\"{kind}\"}} {count}");
+    /// The log's counts as of now, to be written at this scrape.
+    pub(super) fn read(&self, stats: LogStats) -> LogMetrics {
+        let read = |count: &AtomicU64| count.load(Ordering::Relaxed);
+        LogMetrics {
+            unlogged: [
+                ("decision", read(&self.decision)),
+                ("approval", read(&self.approval)),
+                ("outcome", read(&self.outcome)),
+            ],
+            stats,
         }
+    }
+}
+
+/// The decision log's counts as read at one scrape.
+#[derive(Debug)]
+pub(super) struct LogMetrics {
+    unlogged: [(&'static str, u64); 3],
+    stats: LogStats,
+}
+
+impl Collector for LogMetrics {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        counters(
+            &mut encoder,
+            "askgate_log_unlogged",
+            "Records not logged while their call went on (log_failure = allow; outcomes always), by kind.",
+            "kind",
+            &self.unlogged,
+        )?;
+        let stats = &self.stats;
         for (name, help, value) in [
             ("batches", "Group commits the decision log's writer ran.", stats.batches),
             ("lines", "Records in those group commits.", stats.lines),
@@ -53,23 +76,19 @@ impl UnloggedCounts {
             ("failed_batches", "Group commits that failed.", stats.failed_batches),
             ("followed", "Times a log file renamed, deleted or replaced while written was followed by a new file.", stats.followed),
         ] {
-            let _ = writeln!(
-                out,
-                "# HELP askgate_log_{name}_total {help}\n# TYPE askgate_log_{name}_total counter\naskgate_log_{name}_total {value}"
-            );
+            counter(&mut encoder, &format!("askgate_log_{name}"), help, value)?;
         }
-        out.push_str("# HELP askgate_log_seconds_total Time the decision log's writer spent, summed over group commits, by phase.\n# TYPE askgate_log_seconds_total counter\n");
-        for (phase, spent) in [
-            ("wait", stats.wait),
-            ("write", stats.write),
-            ("sync", stats.sync),
-            ("wake", stats.wake),
-        ] {
-            let seconds = spent.as_secs_f64();
-            let _ = writeln!(
-                out,
-                "askgate_log_seconds_total{{phase=\"{phase}\"}} {seconds}"
-            );
-        }
+        counters(
+            &mut encoder,
+            "askgate_log_seconds",
+            "Time the decision log's writer spent, summed over group commits, by phase.",
+            "phase",
+            &[
+                ("wait", stats.wait.as_secs_f64()),
+                ("write", stats.write.as_secs_f64()),
+                ("sync", stats.sync.as_secs_f64()),
+                ("wake", stats.wake.as_secs_f64()),
+            ],
+        )
     }
 }

@@ -20,9 +20,9 @@ use super::link::{call_digest, ApprovalLinks, LinkState};
 use super::outcome;
 use super::schema::{DESIGN, PROJECTS};
 use super::session::McpSession;
-use crate::server::approvals::{ApprovalStatus, ApprovalView};
 use crate::server::gateway::{AppState, FrontDoor, Handled};
 use crate::server::metrics::LinkStep;
+use crate::store::approvals::{ApprovalStatus, ApprovalView};
 
 /// What a `tools/call` needs beside the service: the held-call quota and the approval links.
 pub struct Front<'a> {

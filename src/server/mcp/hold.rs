@@ -14,8 +14,8 @@ use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 use super::outcome;
-use crate::server::approvals::{ApprovalStatus, ApprovalView};
 use crate::server::gateway::AppState;
+use crate::store::approvals::{ApprovalStatus, ApprovalView};
 use rmcp::model::CallToolResult;
 
 /// How long a call an approver already started may still take after the wait ends.
@@ -141,8 +141,8 @@ impl Hold<'_> {
         let inner = self.state.inner();
         let clock = inner.clock.clone();
         tokio::select! {
-            view = inner.approvals.wait(&self.approval.id, slice, move || clock.now()) => view,
-            () = self.cancelled.cancelled() => inner.approvals.view(&self.approval.id, inner.clock.now()).await,
+            view = inner.approvals.wait(&self.approval.id, slice, move || clock.now()) => Ok(view?),
+            () = self.cancelled.cancelled() => Ok(inner.approvals.view(&self.approval.id, inner.clock.now()).await?),
         }
     }
 

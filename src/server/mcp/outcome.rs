@@ -7,8 +7,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{json, Value};
 
 use crate::authz::Decision;
-use crate::server::approvals::{ApprovalStatus, ApprovalView};
 use crate::server::error::ApiError;
+use crate::store::approvals::{ApprovalStatus, ApprovalView};
 
 /// The executor's result is already an MCP result (`content`, `isError`, maybe
 /// `structuredContent`); anything else is passed on as its JSON text.

@@ -14,12 +14,11 @@ use time::OffsetDateTime;
 use tokio_postgres::Row;
 
 use super::fleet::Fleet;
-use crate::server::approvals::{
-    admitted, closed_status, ApprovalBook, ApprovalStatus, ApprovalView, Claim, CreateError, Held,
-    Now, Page, PendingCall, Sweep, ToLog, Withdrawal, OVERDUE_GRACE,
+use crate::store::approvals::{
+    admitted, closed_status, ApprovalBook, ApprovalError, ApprovalLimits, ApprovalStatus,
+    ApprovalView, Claim, CreateError, Held, Now, Page, PendingCall, Sweep, ToLog, Withdrawal,
+    OVERDUE_GRACE,
 };
-use crate::server::config::ApprovalLimits;
-use crate::server::error::ApiError;
 use crate::store::StoreError;
 
 /// How often a waiter reads its row even without a wake-up (the fallback of `LISTEN`).
@@ -56,8 +55,8 @@ impl PgApprovals {
         Self { fleet, limits }
     }
 
-    fn store(&self, error: StoreError) -> ApiError {
-        ApiError::Store(error)
+    fn store(&self, error: StoreError) -> ApprovalError {
+        ApprovalError::Store(error)
     }
 
     async fn row(&self, id: &str) -> Result<Option<Row>, StoreError> {
@@ -67,16 +66,16 @@ impl PgApprovals {
     }
 
     /// Why a conditional change found no pending approval `id`: unknown, or closed (409).
-    async fn not_pending(&self, id: &str, now: OffsetDateTime) -> ApiError {
+    async fn not_pending(&self, id: &str, now: OffsetDateTime) -> ApprovalError {
         match self.row(id).await {
             Ok(Some(row)) => match view_of(&row, now) {
-                Ok(view) => ApiError::ApprovalClosed {
+                Ok(view) => ApprovalError::Closed {
                     id: id.to_string(),
                     status: closed_status(view.status, &view),
                 },
                 Err(error) => self.store(error),
             },
-            Ok(None) => ApiError::UnknownApproval(id.to_string()),
+            Ok(None) => ApprovalError::Unknown(id.to_string()),
             Err(error) => self.store(error),
         }
     }
@@ -88,7 +87,7 @@ impl PgApprovals {
         status: ApprovalStatus,
         by: &str,
         now: OffsetDateTime,
-    ) -> Result<Claim, ApiError> {
+    ) -> Result<Claim, ApprovalError> {
         let client = self.fleet.client().await.map_err(|e| self.store(e))?;
         let sql = announced(
             "UPDATE approvals SET status = $2, approved_by = $3, claimed_by = $4, started_at = $5 \
@@ -138,7 +137,7 @@ impl PgApprovals {
             "the approved work did not report back within {} s; the call may or may not have reached the upstream",
             late.as_secs()
         );
-        let result = crate::server::execute::error_json("deadline", &message);
+        let result = crate::executor::result::error_json("deadline", &message);
         let overdue = announced(
             "UPDATE approvals SET status = 'failed', open = false, call = NULL, result = $2, \
              finished_at = $1 WHERE status IN ('running', 'refused') AND open \
@@ -156,7 +155,7 @@ impl PgApprovals {
         }
         // Calls held open by a replica that went away: nobody would receive their result.
         let why = "the replica holding the call went away before anyone answered";
-        let result = crate::server::execute::error_json("withdrawn", why);
+        let result = crate::executor::result::error_json("withdrawn", why);
         let orphaned = announced(
             "UPDATE approvals SET status = 'withdrawn', open = false, call = NULL, result = $2, \
              finished_at = $1, unlogged = $3 WHERE status = 'pending' AND held_by IS NOT NULL \
@@ -306,14 +305,14 @@ impl ApprovalBook for PgApprovals {
         Ok(view)
     }
 
-    async fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApiError> {
+    async fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApprovalError> {
         match self.row(id).await.map_err(|e| self.store(e))? {
             Some(row) => view_of(&row, now).map_err(|e| self.store(e)),
-            None => Err(ApiError::UnknownApproval(id.to_string())),
+            None => Err(ApprovalError::Unknown(id.to_string())),
         }
     }
 
-    async fn owner(&self, id: &str, _now: OffsetDateTime) -> Result<Option<String>, ApiError> {
+    async fn owner(&self, id: &str, _now: OffsetDateTime) -> Result<Option<String>, ApprovalError> {
         let client = self.fleet.client().await.map_err(|e| self.store(e))?;
         let row = self
             .fleet
@@ -328,7 +327,7 @@ impl ApprovalBook for PgApprovals {
         now: OffsetDateTime,
         cursor: Option<u64>,
         limit: usize,
-    ) -> Result<Page, ApiError> {
+    ) -> Result<Page, ApprovalError> {
         let client = self.fleet.client().await.map_err(|e| self.store(e))?;
         let after = cursor.map_or(0, |seq| i64::try_from(seq).unwrap_or(i64::MAX));
         let take = i64::try_from(limit.saturating_add(1)).unwrap_or(i64::MAX);
@@ -358,7 +357,7 @@ impl ApprovalBook for PgApprovals {
         &self,
         now: OffsetDateTime,
         limit: usize,
-    ) -> Result<Vec<ApprovalView>, ApiError> {
+    ) -> Result<Vec<ApprovalView>, ApprovalError> {
         let client = self.fleet.client().await.map_err(|e| self.store(e))?;
         let take = i64::try_from(limit).unwrap_or(i64::MAX);
         let sql = format!(
@@ -374,7 +373,7 @@ impl ApprovalBook for PgApprovals {
             .collect()
     }
 
-    async fn pending_count(&self, now: OffsetDateTime) -> Result<usize, ApiError> {
+    async fn pending_count(&self, now: OffsetDateTime) -> Result<usize, ApprovalError> {
         let client = self.fleet.client().await.map_err(|e| self.store(e))?;
         let row = self
             .fleet
@@ -392,7 +391,7 @@ impl ApprovalBook for PgApprovals {
         id: &str,
         approver: &str,
         now: OffsetDateTime,
-    ) -> Result<Claim, ApiError> {
+    ) -> Result<Claim, ApprovalError> {
         self.take_pending(id, ApprovalStatus::Running, approver, now)
             .await
     }
@@ -402,7 +401,7 @@ impl ApprovalBook for PgApprovals {
         id: &str,
         refuser: &str,
         now: OffsetDateTime,
-    ) -> Result<Claim, ApiError> {
+    ) -> Result<Claim, ApprovalError> {
         self.take_pending(id, ApprovalStatus::Refused, refuser, now)
             .await
     }
@@ -412,8 +411,8 @@ impl ApprovalBook for PgApprovals {
         id: &str,
         why: &str,
         now: OffsetDateTime,
-    ) -> Result<Withdrawal, ApiError> {
-        let result = crate::server::execute::error_json("withdrawn", why);
+    ) -> Result<Withdrawal, ApprovalError> {
+        let result = crate::executor::result::error_json("withdrawn", why);
         let sql = announced(
             "UPDATE approvals SET status = 'withdrawn', open = false, call = NULL, result = $2, \
              finished_at = $3 WHERE id = $1 AND status = 'pending' AND expires_at > $3",
@@ -489,7 +488,7 @@ impl ApprovalBook for PgApprovals {
         id: &str,
         timeout: Duration,
         now: Now<'_>,
-    ) -> Result<ApprovalView, ApiError> {
+    ) -> Result<ApprovalView, ApprovalError> {
         let deadline = tokio::time::Instant::now() + timeout;
         let watch = self.fleet.watch(id);
         loop {

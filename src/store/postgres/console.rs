@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
 use super::fleet::Fleet;
-use crate::server::console::session::{ConsoleBook, ConsoleSession, MAX_SESSIONS};
+use crate::store::console::{ConsoleBook, ConsoleSession, MAX_SESSIONS};
 use crate::store::StoreError;
 
 pub struct PgConsole {

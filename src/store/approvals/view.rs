@@ -1,4 +1,4 @@
-//! server::approvals::view: what an approval holds and shows — the held call, the statuses of
+//! store::approvals::view: what an approval holds and shows — the held call, the statuses of
 //! its life, the view approvers and the asking agent see, and the bytes a held call costs.
 
 use serde::{Deserialize, Serialize};

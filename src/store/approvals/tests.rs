@@ -141,7 +141,7 @@ fn finished_approvals_are_forgotten_after_the_retention() {
     store.sweep(T0 + time::Duration::seconds(60));
     assert!(matches!(
         store.view("a1", T0 + time::Duration::seconds(60)),
-        Err(ApiError::UnknownApproval(_))
+        Err(ApprovalError::Unknown(_))
     ));
 }
 

@@ -1,4 +1,4 @@
-//! server::approvals::book: the store's state behind its one lock — the entries, the pending
+//! store::approvals::book: the store's state behind its one lock — the entries, the pending
 //! ones in creation order, what each caller holds open, the bytes held, and the finished ones
 //! kept for a while. Every change of status goes through one method here, so the counters
 //! always match the entries.
@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 use tokio::sync::Notify;
 
 use super::view::{json_bytes, ApprovalStatus, ApprovalView, PendingCall};
-use crate::server::config::ApprovalLimits;
+use super::ApprovalLimits;
 
 /// One approval: its view, the held call while pending, and what the counters know of it.
 #[derive(Debug)]

@@ -1,4 +1,4 @@
-//! server::approvals::seam: the seam of approvals — [`ApprovalBook`], whose methods are the
+//! store::approvals::seam: the seam of approvals — [`ApprovalBook`], whose methods are the
 //! events of an approval's life (create → pending → claim (exactly one) → finish / release /
 //! refuse / withdraw / expire), the held call, waiting for a change, paging and the caps —
 //! and [`Approvals`], the handle the service holds. The in-memory book ([`ApprovalStore`]) is
@@ -12,11 +12,9 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::{
-    ApprovalStore, ApprovalView, Claim, LimitError, Page, PendingCall, Sweep, ToLog, Withdrawal,
+    ApprovalError, ApprovalLimits, ApprovalStatus, ApprovalStore, ApprovalView, Claim, LimitError,
+    Page, PendingCall, Sweep, ToLog, Withdrawal,
 };
-use crate::server::approvals::ApprovalStatus;
-use crate::server::config::ApprovalLimits;
-use crate::server::error::ApiError;
 use crate::store::StoreError;
 
 /// Why a new approval was not held.
@@ -45,35 +43,39 @@ pub trait ApprovalBook: Send + Sync {
         held_open: bool,
         now: OffsetDateTime,
     ) -> Result<ApprovalView, CreateError>;
-    async fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApiError>;
-    async fn owner(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, ApiError>;
+    async fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApprovalError>;
+    async fn owner(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, ApprovalError>;
     async fn page(
         &self,
         now: OffsetDateTime,
         cursor: Option<u64>,
         limit: usize,
-    ) -> Result<Page, ApiError>;
+    ) -> Result<Page, ApprovalError>;
     async fn decided(
         &self,
         now: OffsetDateTime,
         limit: usize,
-    ) -> Result<Vec<ApprovalView>, ApiError>;
-    async fn pending_count(&self, now: OffsetDateTime) -> Result<usize, ApiError>;
+    ) -> Result<Vec<ApprovalView>, ApprovalError>;
+    async fn pending_count(&self, now: OffsetDateTime) -> Result<usize, ApprovalError>;
     /// Moves a pending approval to running for `approver`; only one caller ever succeeds.
-    async fn claim(&self, id: &str, approver: &str, now: OffsetDateTime)
-        -> Result<Claim, ApiError>;
+    async fn claim(
+        &self,
+        id: &str,
+        approver: &str,
+        now: OffsetDateTime,
+    ) -> Result<Claim, ApprovalError>;
     async fn claim_refusal(
         &self,
         id: &str,
         refuser: &str,
         now: OffsetDateTime,
-    ) -> Result<Claim, ApiError>;
+    ) -> Result<Claim, ApprovalError>;
     async fn withdraw(
         &self,
         id: &str,
         why: &str,
         now: OffsetDateTime,
-    ) -> Result<Withdrawal, ApiError>;
+    ) -> Result<Withdrawal, ApprovalError>;
     async fn requeue_withdrawals(&self, withdrawals: Vec<Withdrawal>, now: OffsetDateTime);
     /// Puts a claimed approval back to pending, its call with it.
     async fn release(&self, claim: Claim, now: OffsetDateTime);
@@ -91,7 +93,7 @@ pub trait ApprovalBook: Send + Sync {
         id: &str,
         timeout: Duration,
         now: Now<'_>,
-    ) -> Result<ApprovalView, ApiError>;
+    ) -> Result<ApprovalView, ApprovalError>;
     /// Expires, forgets and fails what is due; returns what this caller must log.
     async fn sweep(&self, now: OffsetDateTime) -> Sweep;
     async fn requeue_expiries(&self, expiries: Vec<ToLog>, now: OffsetDateTime);
@@ -119,7 +121,7 @@ impl Approvals {
         self.0.limits()
     }
 
-    pub async fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApiError> {
+    pub async fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApprovalError> {
         self.0.view(id, now).await
     }
 
@@ -128,7 +130,7 @@ impl Approvals {
         now: OffsetDateTime,
         cursor: Option<u64>,
         limit: usize,
-    ) -> Result<Page, ApiError> {
+    ) -> Result<Page, ApprovalError> {
         self.0.page(now, cursor, limit).await
     }
 
@@ -136,7 +138,7 @@ impl Approvals {
         &self,
         now: OffsetDateTime,
         limit: usize,
-    ) -> Result<Vec<ApprovalView>, ApiError> {
+    ) -> Result<Vec<ApprovalView>, ApprovalError> {
         self.0.decided(now, limit).await
     }
 
@@ -151,7 +153,7 @@ impl Approvals {
         id: &str,
         timeout: Duration,
         now: impl Fn() -> OffsetDateTime + Send + Sync,
-    ) -> Result<ApprovalView, ApiError> {
+    ) -> Result<ApprovalView, ApprovalError> {
         self.0.wait(id, timeout, &now).await
     }
 }
@@ -181,11 +183,11 @@ impl ApprovalBook for ApprovalStore {
         Ok(ApprovalStore::create(self, view, call, decision_id, now)?)
     }
 
-    async fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApiError> {
+    async fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApprovalError> {
         ApprovalStore::view(self, id, now)
     }
 
-    async fn owner(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, ApiError> {
+    async fn owner(&self, id: &str, now: OffsetDateTime) -> Result<Option<String>, ApprovalError> {
         Ok(ApprovalStore::owner(self, id, now))
     }
 
@@ -194,7 +196,7 @@ impl ApprovalBook for ApprovalStore {
         now: OffsetDateTime,
         cursor: Option<u64>,
         limit: usize,
-    ) -> Result<Page, ApiError> {
+    ) -> Result<Page, ApprovalError> {
         Ok(ApprovalStore::page(self, now, cursor, limit))
     }
 
@@ -202,11 +204,11 @@ impl ApprovalBook for ApprovalStore {
         &self,
         now: OffsetDateTime,
         limit: usize,
-    ) -> Result<Vec<ApprovalView>, ApiError> {
+    ) -> Result<Vec<ApprovalView>, ApprovalError> {
         Ok(ApprovalStore::decided(self, now, limit))
     }
 
-    async fn pending_count(&self, now: OffsetDateTime) -> Result<usize, ApiError> {
+    async fn pending_count(&self, now: OffsetDateTime) -> Result<usize, ApprovalError> {
         Ok(ApprovalStore::pending_count(self, now))
     }
 
@@ -215,7 +217,7 @@ impl ApprovalBook for ApprovalStore {
         id: &str,
         approver: &str,
         now: OffsetDateTime,
-    ) -> Result<Claim, ApiError> {
+    ) -> Result<Claim, ApprovalError> {
         ApprovalStore::claim(self, id, approver, now)
     }
 
@@ -224,7 +226,7 @@ impl ApprovalBook for ApprovalStore {
         id: &str,
         refuser: &str,
         now: OffsetDateTime,
-    ) -> Result<Claim, ApiError> {
+    ) -> Result<Claim, ApprovalError> {
         ApprovalStore::claim_refusal(self, id, refuser, now)
     }
 
@@ -233,7 +235,7 @@ impl ApprovalBook for ApprovalStore {
         id: &str,
         why: &str,
         now: OffsetDateTime,
-    ) -> Result<Withdrawal, ApiError> {
+    ) -> Result<Withdrawal, ApprovalError> {
         ApprovalStore::withdraw(self, id, why, now)
     }
 
@@ -260,7 +262,7 @@ impl ApprovalBook for ApprovalStore {
         id: &str,
         timeout: Duration,
         now: Now<'_>,
-    ) -> Result<ApprovalView, ApiError> {
+    ) -> Result<ApprovalView, ApprovalError> {
         ApprovalStore::wait(self, id, timeout, now).await
     }
 

@@ -1,10 +1,12 @@
-//! server::approvals: pending approvals — the held call, its card and an expiry — and their
+//! store::approvals: pending approvals — the held call, its card and an expiry — and their
 //! life: pending → running (exactly one approver wins) → completed or failed; or refused,
 //! expired, or withdrawn (the asking call stopped waiting). Bounded: open approvals are capped per caller and in all, and so are the bytes of
 //! the calls they hold; finished ones are kept for the retention, then forgotten. It keeps the
 //! books only: logging, re-deciding and running are `approving`'s.
 
 mod book;
+mod error;
+mod limits;
 mod seam;
 #[cfg(test)]
 mod tests;
@@ -16,12 +18,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use time::OffsetDateTime;
 use tokio::sync::Notify;
 
-use super::config::ApprovalLimits;
-use super::error::ApiError;
 use crate::authz::Approval;
 use book::{Book, Entry};
 
 pub use book::{ToLog, Withdrawal};
+pub use error::ApprovalError;
+pub use limits::ApprovalLimits;
 pub use seam::{ApprovalBook, Approvals, CreateError, Now};
 pub use view::{ApprovalStatus, ApprovalView, ApprovedCall, PendingCall};
 
@@ -144,7 +146,7 @@ impl ApprovalStore {
         admitted(&self.limits, caller, open, by_caller, bytes)
     }
 
-    pub fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApiError> {
+    pub fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApprovalError> {
         let book = self.lock(now);
         entry(&book, id).map(|entry| entry.view.clone())
     }
@@ -197,7 +199,12 @@ impl ApprovalStore {
     }
 
     /// Moves a pending approval to running for `approver`; only one caller ever succeeds.
-    pub fn claim(&self, id: &str, approver: &str, now: OffsetDateTime) -> Result<Claim, ApiError> {
+    pub fn claim(
+        &self,
+        id: &str,
+        approver: &str,
+        now: OffsetDateTime,
+    ) -> Result<Claim, ApprovalError> {
         let mut book = self.lock(now);
         let claim = take_pending(&mut book, id, ApprovalStatus::Running)?;
         if let Some(entry) = book.entries.get_mut(id) {
@@ -214,7 +221,7 @@ impl ApprovalStore {
         id: &str,
         refuser: &str,
         now: OffsetDateTime,
-    ) -> Result<Claim, ApiError> {
+    ) -> Result<Claim, ApprovalError> {
         let mut book = self.lock(now);
         let claim = take_pending(&mut book, id, ApprovalStatus::Refused)?;
         if let Some(entry) = book.entries.get_mut(id) {
@@ -233,10 +240,10 @@ impl ApprovalStore {
         id: &str,
         why: &str,
         now: OffsetDateTime,
-    ) -> Result<Withdrawal, ApiError> {
+    ) -> Result<Withdrawal, ApprovalError> {
         let mut book = self.lock(now);
         let claim = take_pending(&mut book, id, ApprovalStatus::Withdrawn)?;
-        let result = super::execute::error_json("withdrawn", why);
+        let result = crate::executor::result::error_json("withdrawn", why);
         book.close(
             id,
             ApprovalStatus::Withdrawn,
@@ -296,7 +303,7 @@ impl ApprovalStore {
         id: &str,
         timeout: std::time::Duration,
         now: impl Fn() -> OffsetDateTime,
-    ) -> Result<ApprovalView, ApiError> {
+    ) -> Result<ApprovalView, ApprovalError> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let changed = {
@@ -336,7 +343,7 @@ impl ApprovalStore {
             late.as_secs()
         );
         for (id, _) in &overdue {
-            let result = super::execute::error_json("deadline", &message);
+            let result = crate::executor::result::error_json("deadline", &message);
             book.close(id, ApprovalStatus::Failed, Some(result), now, &self.limits);
         }
         Sweep {
@@ -402,23 +409,23 @@ pub fn admitted(
     Ok(())
 }
 
-fn entry<'a>(book: &'a Book, id: &str) -> Result<&'a Entry, ApiError> {
+fn entry<'a>(book: &'a Book, id: &str) -> Result<&'a Entry, ApprovalError> {
     book.entries
         .get(id)
-        .ok_or_else(|| ApiError::UnknownApproval(id.to_string()))
+        .ok_or_else(|| ApprovalError::Unknown(id.to_string()))
 }
 
 /// Takes the held call out of a pending approval and gives it `status`.
-fn take_pending(book: &mut Book, id: &str, status: ApprovalStatus) -> Result<Claim, ApiError> {
+fn take_pending(book: &mut Book, id: &str, status: ApprovalStatus) -> Result<Claim, ApprovalError> {
     let entry = book
         .entries
         .get_mut(id)
-        .ok_or_else(|| ApiError::UnknownApproval(id.to_string()))?;
+        .ok_or_else(|| ApprovalError::Unknown(id.to_string()))?;
     let call = match (entry.view.status, entry.call.take()) {
         (ApprovalStatus::Pending, Some(call)) => call,
         (current, call) => {
             entry.call = call;
-            return Err(ApiError::ApprovalClosed {
+            return Err(ApprovalError::Closed {
                 id: id.to_string(),
                 status: closed_status(current, &entry.view),
             });
