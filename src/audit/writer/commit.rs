@@ -175,7 +175,7 @@ mod tests {
             }
         });
         drop(log);
-        let files = sequence_files(dir.path()).unwrap();
+        let files = sequence_files(dir.path(), None).unwrap();
         assert_eq!(files.len(), 1);
         let text = std::fs::read_to_string(&files[0].1).unwrap();
         let ids: Vec<u32> = text
