@@ -644,3 +644,47 @@ fn log_tail_show_and_stats_read_like_a_person_would() {
         .unwrap();
     assert!(delete_row.starts_with("Projects"), "{delete_row}");
 }
+
+/// Issue #20 §3: the corpus log split between replicas `a` and `b` (and an old unnamed file)
+/// replays as one log, whether the replicas share a directory or each has its own.
+#[test]
+fn issue_20_several_replicas_files_replay_as_one_log() {
+    let snapshot = baseline_snapshot();
+    let dir = tempfile::tempdir().unwrap();
+    let (logs, records) = write_corpus_log(dir.path(), &snapshot);
+    let lines: Vec<Record> = read_log(std::slice::from_ref(&logs))
+        .unwrap()
+        .filter_map(|line| match line {
+            LogLine::Record(record) => Some(record),
+            LogLine::Problem(_) => None,
+        })
+        .collect();
+    // Even cuts keep each decision with its outcome.
+    let cut = lines.len() / 3 / 2 * 2;
+    assert!(cut > 0);
+    let (first, rest) = lines.split_at(cut);
+    let (second, third) = rest.split_at(cut);
+    let shared = dir.path().join("shared");
+    let (own_a, own_b) = (dir.path().join("a"), dir.path().join("b"));
+    for path in [&shared, &own_a, &own_b] {
+        std::fs::create_dir_all(path).unwrap();
+    }
+    write_lines(&shared.join("decisions-000001.jsonl"), first);
+    write_lines(&shared.join("decisions-a-000001.jsonl"), second);
+    write_lines(&shared.join("decisions-b-000001.jsonl"), third);
+    write_lines(&own_a.join("decisions-000001.jsonl"), first);
+    write_lines(&own_a.join("decisions-a-000001.jsonl"), second);
+    write_lines(&own_b.join("decisions-b-000001.jsonl"), third);
+    let expected = format!(
+        "replayed {} records ({} decisions): 0 changed",
+        records.len() * 2,
+        records.len(),
+    );
+    for paths in [vec![&shared], vec![&own_a, &own_b]] {
+        let mut args = vec!["replay"];
+        args.extend(paths.iter().map(|path| path.to_str().unwrap()));
+        let (code, stdout, stderr) = askgate(&args);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+        assert!(stdout.starts_with(&expected), "{paths:?}: {stdout}");
+    }
+}

@@ -1,14 +1,14 @@
-//! audit::reader: reads decision logs back — expands directories to their log files in
-//! sequence order and splits lines, marking a last line without a newline as torn; `decode`
-//! turns each line into a record or reports every line it cannot trust (torn, malformed,
-//! foreign version, unknown kind) by file and line number. It never panics on any bytes and
-//! never reads a torn last line as a record.
+//! audit::reader: reads decision logs back — expands directories to every replica's log files
+//! (by replica, then sequence) and splits lines, marking a last line without a newline as
+//! torn; `decode` turns each line into a record or reports every line it cannot trust (torn,
+//! malformed, foreign version, unknown kind) by file and line number. It never panics on any
+//! bytes and never reads a torn last line as a record.
 
 mod decode;
 
 use std::path::{Path, PathBuf};
 
-use super::files::sequence_files;
+use super::files::all_log_files;
 
 pub use decode::{decode, parse_record, LogLine, Problem, ProblemKind};
 
@@ -29,7 +29,8 @@ pub struct RawLine<'a> {
     pub torn: bool,
 }
 
-/// The files `paths` name: files as given, directories as their log files in sequence order.
+/// The files `paths` name: files as given, directories as their log files
+/// (every replica's, by replica then sequence).
 pub fn log_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
     let mut files = Vec::new();
     for path in paths {
@@ -39,8 +40,8 @@ pub fn log_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
         };
         let metadata = std::fs::metadata(path).map_err(unreadable)?;
         if metadata.is_dir() {
-            let listed = sequence_files(path).map_err(unreadable)?;
-            files.extend(listed.into_iter().map(|(_, file)| file));
+            let listed = all_log_files(path).map_err(unreadable)?;
+            files.extend(listed.into_iter().map(|(_, _, file)| file));
         } else {
             files.push(path.clone());
         }

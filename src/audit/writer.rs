@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::files::ReplicaId;
 use super::record::Record;
 use batch::{Batch, Step};
 use commit::Writer;
@@ -53,7 +54,7 @@ pub enum Durability {
     None,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogOptions {
     pub max_file_bytes: u64,
     pub durability: Durability,
@@ -63,6 +64,9 @@ pub struct LogOptions {
     pub max_retry: Duration,
     /// The longest an append waits for its batch (see [`ANSWER_DEADLINE`]).
     pub answer_deadline: Duration,
+    /// This replica's id: its files are `decisions-<replica>-<sequence>.jsonl` and it lists,
+    /// rotates and appends only those. `None` (a single process) keeps `decisions-<sequence>`.
+    pub replica: Option<ReplicaId>,
 }
 
 impl Default for LogOptions {
@@ -73,6 +77,7 @@ impl Default for LogOptions {
             first_retry: FIRST_RETRY,
             max_retry: MAX_RETRY,
             answer_deadline: ANSWER_DEADLINE,
+            replica: None,
         }
     }
 }
@@ -131,7 +136,7 @@ impl DecisionLog {
         limit: usize,
     ) -> Result<DecisionLog, LogError> {
         std::fs::create_dir_all(dir).map_err(|error| LogError::io(dir, &error))?;
-        let mut sink = Sink::new(dir.to_path_buf(), options);
+        let mut sink = Sink::new(dir.to_path_buf(), options.clone());
         sink.open_current()?;
         let shared = Arc::new(Shared {
             queue: Queue::new(limit),
@@ -283,7 +288,8 @@ mod tests {
             durability: Durability::None,
             ..LogOptions::default()
         };
-        let tight = DecisionLog::open_bounded(&dir.path().join("a"), options, size - 1).unwrap();
+        let tight =
+            DecisionLog::open_bounded(&dir.path().join("a"), options.clone(), size - 1).unwrap();
         let refused = tight.append_blocking(&record(1)).unwrap_err();
         assert_eq!(refused, LogError::Full { limit: size - 1 });
         drop(tight);

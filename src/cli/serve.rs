@@ -39,6 +39,11 @@ pub struct ServeArgs {
     /// form a fleet). Also `ASKGATE_STORE` and the config key `store`.
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
+    /// This replica's id (`[a-z0-9-]`, up to 32): its log files are named
+    /// `decisions-<id>-<sequence>.jsonl` so replicas may share a log directory. Also
+    /// `ASKGATE_REPLICA_ID` and the config key `replica_id`.
+    #[arg(long, value_name = "ID")]
+    pub replica_id: Option<String>,
     /// Seconds between checks of the policy directories for changes (0 disables watching).
     #[arg(long, default_value_t = 2)]
     pub watch_seconds: u64,
@@ -80,6 +85,7 @@ fn configuration(args: &ServeArgs) -> Result<Config, String> {
         log_dir: args.log_dir.clone(),
         log_durability: args.log_durability.clone(),
         store: args.store.clone(),
+        replica_id: args.replica_id.clone(),
         ..RawConfig::default()
     };
     Config::validate(file.overridden_by(env).overridden_by(flags))

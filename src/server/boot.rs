@@ -52,6 +52,7 @@ fn journal(config: &Config) -> Result<super::journal::Journal, BootError> {
     };
     let options = crate::audit::writer::LogOptions {
         durability,
+        replica: config.replica_id.clone(),
         ..crate::audit::writer::LogOptions::default()
     };
     let log = crate::audit::writer::DecisionLog::open(dir, options)
@@ -198,8 +199,10 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
             None,
         ),
         Some(url) => {
-            let options =
-                crate::store::postgres::FleetOptions::new(crate::store::postgres::replica_id());
+            let options = crate::store::postgres::FleetOptions::new(match &config.replica_id {
+                Some(replica) => replica.as_str().to_string(),
+                None => crate::store::postgres::replica_id(),
+            });
             let stores = crate::store::postgres::open(url, options, config.approvals)
                 .await
                 .map_err(|error| BootError::Store(error.to_string()))?;

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use super::caller::{Caller, Callers, Role, SessionDefaults};
 use crate::facts::Environment;
 
+use crate::audit::files::ReplicaId;
 pub use approvals::{ApprovalLimits, RawApprovalLimits};
 pub use http::{
     HttpLimits, RawHttpLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
@@ -84,6 +85,9 @@ pub struct Config {
     pub metrics_token: Option<String>,
     /// The fleet's PostgreSQL URL; `None`: shared state lives in this process.
     pub store: Option<String>,
+    /// This replica's id (`replica_id`): its log files are `decisions-<replica>-…` and the
+    /// store knows it by it. `None`: today's unnamed files and, in a fleet, a generated id.
+    pub replica_id: Option<ReplicaId>,
 }
 
 impl Config {
@@ -172,8 +176,20 @@ impl Config {
                 ))
             }
         };
+        let replica_id = raw
+            .replica_id
+            .as_deref()
+            .map(ReplicaId::parse)
+            .transpose()
+            .map_err(|error| {
+                ConfigError::new(
+                    "replica_id",
+                    format!("`{}` is not valid: {}", error.given, error.reason),
+                )
+            })?;
         Ok(Self {
             store,
+            replica_id,
             metrics_token: raw.metrics_token,
             mcp,
             notify,

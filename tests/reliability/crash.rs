@@ -125,7 +125,7 @@ fn assert_replay_unchanged(logs: &Path) {
 }
 
 fn log_files(logs: &Path) -> Vec<(u64, PathBuf)> {
-    askgate::audit::files::sequence_files(logs).unwrap()
+    askgate::audit::files::sequence_files(logs, None).unwrap()
 }
 
 /// Appends half a record to the last file, as a write cut short by a crash would leave it.
@@ -171,7 +171,7 @@ async fn kill_9_under_load_loses_no_acknowledged_decision_and_restart_appends() 
     assert_acknowledged_logged(&acknowledged, &logs, 2);
     assert_acknowledged_logged(&after, &logs, 2);
     let (_, problems) = read_decisions(&logs);
-    let torn_name = askgate::audit::files::log_file_name(torn_sequence);
+    let torn_name = askgate::audit::files::log_file_name(None, torn_sequence);
     assert!(
         problems
             .iter()

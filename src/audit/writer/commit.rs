@@ -142,7 +142,7 @@ mod tests {
         let log = DecisionLog::open(dir.path(), options).unwrap();
         append_from_four_threads(&log);
         drop(log);
-        let files = sequence_files(dir.path()).unwrap();
+        let files = sequence_files(dir.path(), None).unwrap();
         assert_eq!(files.len(), 1);
         let text = std::fs::read_to_string(&files[0].1).unwrap();
         assert_each_thread_in_order(&ids_of(&text));

@@ -259,7 +259,7 @@ mod tests {
         assert!(log.stats().batches > 0);
         drop(log);
         let mut ids = Vec::new();
-        for (_, path) in sequence_files(dir.path()).unwrap() {
+        for (_, path) in sequence_files(dir.path(), None).unwrap() {
             let text = std::fs::read_to_string(&path).unwrap();
             assert!(text.ends_with('\n'), "{}", path.display());
             ids.extend(ids_of(&text));

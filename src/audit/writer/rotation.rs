@@ -36,7 +36,7 @@ pub(super) struct Sink {
 impl Sink {
     pub(super) fn new(dir: PathBuf, options: LogOptions) -> Self {
         Self {
-            path: dir.join(log_file_name(1)),
+            path: dir.join(log_file_name(options.replica.as_ref(), 1)),
             dir,
             options,
             file: None,
@@ -170,7 +170,9 @@ impl Sink {
         if last == 0 {
             return self.open_sequence(1);
         }
-        let path = self.dir.join(log_file_name(last));
+        let path = self
+            .dir
+            .join(log_file_name(self.options.replica.as_ref(), last));
         let size = std::fs::metadata(&path)
             .map_err(|error| LogError::io(&path, &error))?
             .len();
@@ -182,12 +184,15 @@ impl Sink {
     }
 
     fn last_sequence(&self) -> Result<u64, LogError> {
-        let files = sequence_files(&self.dir).map_err(|error| LogError::io(&self.dir, &error))?;
+        let files = sequence_files(&self.dir, self.options.replica.as_ref())
+            .map_err(|error| LogError::io(&self.dir, &error))?;
         Ok(files.last().map_or(0, |(sequence, _)| *sequence))
     }
 
     fn open_sequence(&mut self, sequence: u64) -> Result<(), LogError> {
-        let path = self.dir.join(log_file_name(sequence));
+        let path = self
+            .dir
+            .join(log_file_name(self.options.replica.as_ref(), sequence));
         self.file = None;
         self.sync_handles.clear();
         let file = OpenOptions::new()
@@ -262,13 +267,14 @@ mod tests {
     use super::super::tests::record;
     use super::super::DecisionLog;
     use super::*;
+    use crate::audit::files::ReplicaId;
 
     fn line_bytes() -> u64 {
         record(0).to_line().unwrap().len() as u64
     }
 
     fn file_lines(dir: &Path) -> Vec<usize> {
-        sequence_files(dir)
+        sequence_files(dir, None)
             .unwrap()
             .iter()
             .map(|(_, path)| std::fs::read_to_string(path).unwrap().lines().count())
@@ -314,5 +320,41 @@ mod tests {
         write(dir.path(), 10 * line_bytes(), 2, Durability::Fsync);
         write(dir.path(), 10 * line_bytes(), 2, Durability::Fsync);
         assert_eq!(file_lines(dir.path()), vec![4]);
+    }
+
+    fn replica_lines(dir: &Path, replica: &ReplicaId) -> Vec<usize> {
+        sequence_files(dir, Some(replica))
+            .unwrap()
+            .iter()
+            .map(|(_, path)| std::fs::read_to_string(path).unwrap().lines().count())
+            .collect()
+    }
+
+    #[test]
+    fn two_replicas_in_one_directory_never_touch_each_others_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |name: &str| {
+            let options = LogOptions {
+                max_file_bytes: 2 * line_bytes(),
+                replica: Some(ReplicaId::parse(name).unwrap()),
+                ..LogOptions::default()
+            };
+            DecisionLog::open(dir.path(), options).unwrap()
+        };
+        // An old single-process log already lies in the directory.
+        write(dir.path(), 10 * line_bytes(), 1, Durability::Fsync);
+        let (a, b) = (open("a"), open("b"));
+        for id in 0..5 {
+            a.append_blocking(&record(id)).unwrap();
+            if id < 3 {
+                b.append_blocking(&record(id)).unwrap();
+            }
+        }
+        drop((a, b));
+        let a = ReplicaId::parse("a").unwrap();
+        let b = ReplicaId::parse("b").unwrap();
+        assert_eq!(replica_lines(dir.path(), &a), vec![2, 2, 1]);
+        assert_eq!(replica_lines(dir.path(), &b), vec![2, 1]);
+        assert_eq!(file_lines(dir.path()), vec![1]);
     }
 }

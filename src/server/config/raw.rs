@@ -75,6 +75,8 @@ pub struct RawConfig {
     pub metrics_token: Option<String>,
     /// Where shared state lives: absent (this process) or a `postgres://` URL (a fleet).
     pub store: Option<String>,
+    /// This replica's id in a fleet: names its log files and its claims in the store.
+    pub replica_id: Option<String>,
     /// The file this configuration was read from (not a key): askgate's own, never read
     /// through a `local_path`.
     #[serde(skip)]
@@ -114,6 +116,7 @@ impl RawConfig {
             }),
             log_dir: get("ASKGATE_LOG_DIR").map(PathBuf::from),
             store: get("ASKGATE_STORE"),
+            replica_id: get("ASKGATE_REPLICA_ID"),
             ..Self::default()
         }
     }
@@ -144,6 +147,7 @@ impl RawConfig {
             notify: higher.notify.or(self.notify),
             metrics_token: higher.metrics_token.or(self.metrics_token),
             store: higher.store.or(self.store),
+            replica_id: higher.replica_id.or(self.replica_id),
             config_file: higher.config_file.or(self.config_file),
         }
     }

@@ -114,3 +114,23 @@ fn n6_the_health_listener_needs_an_address_of_its_own() {
     assert!(same.message.contains("is the `listen` address"), "{same}");
     assert_eq!(health("nonsense").unwrap_err().field, "health_listen");
 }
+
+#[test]
+fn issue_20_a_bad_replica_id_is_refused_naming_the_field() {
+    let with = |id: &str| {
+        Config::validate(RawConfig {
+            replica_id: Some(id.to_string()),
+            ..RawConfig::default()
+        })
+    };
+    for id in ["", "Replica", "a_b", "a/b", "-a"] {
+        let error = with(id).unwrap_err();
+        assert_eq!(error.field, "replica_id", "{id:?}");
+    }
+    let config = with("eu-1").unwrap();
+    assert_eq!(config.replica_id.unwrap().as_str(), "eu-1");
+    assert!(Config::validate(RawConfig::default())
+        .unwrap()
+        .replica_id
+        .is_none());
+}
