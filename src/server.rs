@@ -2,14 +2,17 @@
 //! executor: `router(state)` is testable in process; `run(listener, state, shutdown)` takes a
 //! bound listener so tests bind port 0.
 //!
-//! Map: `config` (file < env < flags, validated), `listen` (accept loop, connection cap,
-//! timeouts), `body` (size limit and read deadline), `caller` (bearer tokens and roles), `wire`
-//! (bodies), `gateway` (decide → execute / hold / refuse), `approving` (pending approvals and
-//! the approver's answer), `observe` (upstream facts before a
-//! decision), `execute` (follow-ups and state events after), `account` (per-account and
-//! per-session stores), `metrics`, `clock`, `error`, `routes`, `mcp`
-//! (the MCP front door at `/mcp`), `hook` (Claude Code's `PreToolUse` hook, tightening only),
-//! `console` (the approvers' web page at `/console`), `notify` (the approval webhook).
+//! Map: `boot` (a running service from a validated `Config`), `config` (file < env < flags,
+//! validated), `listen` (accept loop, connection cap, timeouts), `body` (size limit and read
+//! deadline), `caller` (bearer tokens and roles), `wire` (bodies), `gateway` (decide → execute
+//! / hold / refuse), `approving` (what an ask becomes here: holding the call, the approver's
+//! answer; the approval books themselves are `store::approvals`), `observe` (upstream facts
+//! before a decision), `execute` (follow-ups and state events after), `account` (per-account
+//! and per-session state over the store), `journal` (writing the decision log), `reload`
+//! (hot policy reload), `metrics`, `clock`, `error`, `routes`, `mcp` (the MCP front door at
+//! `/mcp`), `hook` (Claude Code's `PreToolUse` hook, tightening only), `attest` (the hook's
+//! attestations of MCP calls), `console` (the approvers' web page at `/console`), `notify` (the
+//! approval webhook).
 
 pub mod account;
 pub mod approving;

@@ -99,9 +99,7 @@ where
     Fut: std::future::Future<Output = ()>,
 {
     case(Arc::new(ApprovalStore::new(limits()))).await;
-    let Some(database) = Database::fresh(test).await else {
-        return;
-    };
+    let database = Database::fresh(test).await;
     let stores = open(
         &database.url,
         FleetOptions::new(format!("conformance-{test}")),

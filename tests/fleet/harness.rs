@@ -1,5 +1,5 @@
-//! The fleet harness: a fresh PostgreSQL database per test (created on the server at
-//! `ASKGATE_TEST_DATABASE_URL`, dropped when the test ends), replicas of the real binary as
+//! The fleet harness: a fresh PostgreSQL database per test (created on the server
+//! `cluster::server_url` names, dropped when the test ends), replicas of the real binary as
 //! child processes on loopback (`serve --store`), and the calls the tests send. It only talks
 //! HTTP to the replicas and SQL to the store.
 
@@ -10,33 +10,35 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tokio_postgres::NoTls;
 
-pub use askgate::server::config::{DEMO_AGENT_TOKEN as AGENT, DEMO_APPROVER_TOKEN as APPROVER};
+use super::cluster;
 
-/// The server the tests create their databases on.
-pub fn server_url() -> String {
-    std::env::var("ASKGATE_TEST_DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
-}
+pub use askgate::server::config::{DEMO_AGENT_TOKEN as AGENT, DEMO_APPROVER_TOKEN as APPROVER};
 
 /// A database of its own for one test; dropped (connections and all) with the value.
 pub struct Database {
     pub url: String,
+    server: String,
     name: String,
 }
 
 impl Database {
-    /// A fresh database, or `None` (said loudly) when no PostgreSQL answers.
-    pub async fn fresh(test: &str) -> Option<Database> {
-        let server = server_url();
+    /// A fresh database on the fleet tests' server (the configured one, or a throwaway
+    /// cluster when it does not answer).
+    pub async fn fresh(test: &str) -> Database {
+        Database::fresh_on(&cluster::server_url().await, test).await
+    }
+
+    /// A fresh database on `server`.
+    pub async fn fresh_on(server: &str, test: &str) -> Database {
         let connected = tokio::time::timeout(
-            Duration::from_secs(5),
-            tokio_postgres::connect(&server, NoTls),
+            Duration::from_secs(10),
+            tokio_postgres::connect(server, NoTls),
         )
         .await;
         let (client, connection) = match connected {
             Ok(Ok(pair)) => pair,
-            Ok(Err(error)) => return skipped(test, &error.to_string()),
-            Err(_) => return skipped(test, "no answer within 5 s"),
+            Ok(Err(error)) => panic!("{test}: no PostgreSQL at {server}: {error}"),
+            Err(_) => panic!("{test}: no PostgreSQL at {server}: no answer within 10 s"),
         };
         tokio::spawn(connection);
         let suffix = uuid::Uuid::new_v4().simple().to_string();
@@ -45,12 +47,13 @@ impl Database {
             .batch_execute(&format!("CREATE DATABASE {name}"))
             .await
             .expect("the test database is created");
-        let mut url = url::Url::parse(&server).expect("a URL");
+        let mut url = url::Url::parse(server).expect("a URL");
         url.set_path(&format!("/{name}"));
-        Some(Database {
+        Database {
             url: url.to_string(),
+            server: server.to_string(),
             name,
-        })
+        }
     }
 
     /// A client on the test's database.
@@ -63,17 +66,9 @@ impl Database {
     }
 }
 
-fn skipped(test: &str, cause: &str) -> Option<Database> {
-    eprintln!(
-        "\n!!!!! SKIPPED {test}: no PostgreSQL at {} ({cause}); set ASKGATE_TEST_DATABASE_URL !!!!!\n",
-        server_url()
-    );
-    None
-}
-
 impl Drop for Database {
     fn drop(&mut self) {
-        let server = server_url();
+        let server = self.server.clone();
         let name = self.name.clone();
         // A thread of its own: the test's runtime may be shutting down.
         let dropped = std::thread::spawn(move || {

@@ -10,26 +10,21 @@ use serde_json::json;
 
 use super::harness::{ask_delete_policies, Database, Replica};
 
-/// Two replicas of a fresh fleet, or `None` when no PostgreSQL answers.
-pub async fn fleet(
-    test: &str,
-    extra: &[&str],
-) -> Option<(Database, tempfile::TempDir, Replica, Replica)> {
-    let database = Database::fresh(test).await?;
+/// Two replicas of a fresh fleet.
+pub async fn fleet(test: &str, extra: &[&str]) -> (Database, tempfile::TempDir, Replica, Replica) {
+    let database = Database::fresh(test).await;
     let root = tempfile::tempdir().expect("root");
     let policies = ask_delete_policies(root.path());
     let (a, b) = tokio::join!(
         Replica::start_with("a", root.path(), &database.url, &policies, extra),
         Replica::start_with("b", root.path(), &database.url, &policies, extra),
     );
-    Some((database, root, a, b))
+    (database, root, a, b)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_on_a_approve_on_b_the_waiting_call_on_a_gets_the_result() {
-    let Some((_database, _root, a, b)) = fleet("ask_on_a_approve_on_b", &[]).await else {
-        return;
-    };
+    let (_database, _root, a, b) = fleet("ask_on_a_approve_on_b", &[]).await;
     let health = a.healthz().await;
     assert_eq!(health.body["status"], "ok", "{}", health.body);
     assert_eq!(health.body["store"]["replica"], "a", "{}", health.body);
@@ -88,9 +83,7 @@ async fn ask_on_a_approve_on_b_the_waiting_call_on_a_gets_the_result() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_approvers_on_two_replicas_at_once_one_runs_the_other_gets_409() {
-    let Some((_database, _root, a, b)) = fleet("two_approvers", &[]).await else {
-        return;
-    };
+    let (_database, _root, a, b) = fleet("two_approvers", &[]).await;
     let id = a.ask_delete("fleet-race", "notes.md").await;
     let before = [
         a.sandbox_projects_requests().await,
@@ -136,10 +129,7 @@ async fn a_replica_killed_mid_run_has_its_run_ended_once_by_another_replica() {
     )
     .expect("config written");
     let config = config.display().to_string();
-    let Some((_database, root, mut a, b)) = fleet("killed_mid_run", &["--config", &config]).await
-    else {
-        return;
-    };
+    let (_database, root, mut a, b) = fleet("killed_mid_run", &["--config", &config]).await;
     let id = a.ask_delete("fleet-kill", "notes.md").await;
     // A's upstream holds the delete for a minute: the run is under way when A dies, before
     // its own 3 s run deadline (so only another replica's sweeper can end it).
@@ -189,9 +179,7 @@ async fn a_replica_killed_mid_run_has_its_run_ended_once_by_another_replica() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_replica_finds_what_was_pending_and_can_approve_it() {
-    let Some(database) = Database::fresh("restart_finds_pending").await else {
-        return;
-    };
+    let database = Database::fresh("restart_finds_pending").await;
     let root = tempfile::tempdir().expect("root");
     let policies = ask_delete_policies(root.path());
     let mut a = Replica::start("a", root.path(), &database.url, &policies).await;
@@ -222,9 +210,7 @@ async fn an_unreachable_store_stops_serve_with_its_name_and_never_its_password()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_with_a_newer_schema_is_refused() {
-    let Some(database) = Database::fresh("newer_schema").await else {
-        return;
-    };
+    let database = Database::fresh("newer_schema").await;
     database
         .client()
         .await
@@ -249,9 +235,7 @@ async fn a_store_with_a_newer_schema_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_call_held_on_a_gets_the_result_of_an_approval_given_on_b() {
-    let Some((_database, _root, a, b)) = fleet("mcp_held_on_a", &[]).await else {
-        return;
-    };
+    let (_database, _root, a, b) = fleet("mcp_held_on_a", &[]).await;
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
         "name": "Projects",
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -314,9 +298,7 @@ async fn an_mcp_call_held_on_a_gets_the_result_of_an_approval_given_on_b() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement: run with --ignored --nocapture"]
 async fn measure_the_approval_round_trip_across_replicas() {
-    let Some((_database, _root, a, b)) = fleet("measure_round_trip", &[]).await else {
-        return;
-    };
+    let (_database, _root, a, b) = fleet("measure_round_trip", &[]).await;
     let mut rounds = Vec::new();
     for round in 0..100 {
         let id = a.ask_delete(&format!("measure-{round}"), "notes.md").await;

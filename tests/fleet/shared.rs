@@ -24,9 +24,7 @@ async fn read_index(replica: &Replica, session_id: &str) -> u16 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_consent_revoke_on_b_is_applied_on_a_before_it_returns() {
-    let Some((_database, _root, a, b)) = fleet("consent_revoke", &[]).await else {
-        return;
-    };
+    let (_database, _root, a, b) = fleet("consent_revoke", &[]).await;
     for replica in [&a, &b] {
         let consent = replica
             .send(
@@ -103,9 +101,7 @@ async fn signed_in(replica: &Replica) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approver_signed_in_through_a_is_signed_in_on_b() {
-    let Some((database, _root, a, b)) = fleet("console_sessions", &[]).await else {
-        return;
-    };
+    let (database, _root, a, b) = fleet("console_sessions", &[]).await;
     let id = a.ask_delete("fleet-console", "notes.md").await;
     let cookies = signed_in(&a).await;
     let http = reqwest::Client::builder()
@@ -139,9 +135,7 @@ async fn an_approver_signed_in_through_a_is_signed_in_on_b() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_reaches_the_waiting_call_after_the_listener_connection_is_cut() {
-    let Some((database, _root, a, b)) = fleet("listener_cut", &[]).await else {
-        return;
-    };
+    let (database, _root, a, b) = fleet("listener_cut", &[]).await;
     let id = a.ask_delete("fleet-cut", "notes.md").await;
     let waiter = {
         let url = a.url.clone();
@@ -221,9 +215,7 @@ fn policies(reply: &super::harness::Reply) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_registered_through_a_covers_the_sessions_writes_on_b_until_a_consent_revoke() {
-    let Some((_database, _root, a, b)) = fleet("shared_plans", &[]).await else {
-        return;
-    };
+    let (_database, _root, a, b) = fleet("shared_plans", &[]).await;
     for replica in [&a, &b] {
         let consent = replica
             .send(
