@@ -34,6 +34,8 @@ mod keys_and_choices_tests;
 mod operations_tests;
 #[cfg(test)]
 mod projects_tests;
+#[cfg(test)]
+mod test_support;
 
 pub use catalog::{Catalog, CatalogTool};
 pub use design::DesignCall;

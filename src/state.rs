@@ -164,4 +164,6 @@ impl DesignState {
 }
 
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;

@@ -6,20 +6,9 @@
     clippy::panic
 )]
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::*;
-
-fn parse(operation: &str, arguments: Value) -> Result<DesignCall, CallError> {
-    DesignCall::parse(
-        json!({"operation": operation, "arguments": arguments}),
-        None,
-    )
-}
-
-fn field_of(operation: &str, arguments: Value) -> String {
-    parse(operation, arguments).unwrap_err().field
-}
+use super::test_support::{field_of, parse};
 
 /// A string of exactly `bytes` UTF-8 bytes made of `unit` repeated (plus ASCII padding).
 fn sized(bytes: usize, unit: &str) -> String {

@@ -9,18 +9,7 @@
 
 use serde_json::{json, Value};
 
-use super::*;
-
-fn parse(operation: &str, arguments: Value) -> Result<DesignCall, CallError> {
-    DesignCall::parse(
-        json!({"operation": operation, "arguments": arguments}),
-        None,
-    )
-}
-
-fn field_of(operation: &str, arguments: Value) -> String {
-    parse(operation, arguments).unwrap_err().field
-}
+use super::test_support::{field_of, parse};
 
 #[test]
 fn unknown_element_fields_are_refused_with_hints() {

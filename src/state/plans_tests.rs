@@ -6,30 +6,12 @@
     clippy::panic
 )]
 use super::*;
+use crate::state::test_support::{approval, NOW, PROJECT};
 use std::collections::BTreeSet;
-use time::macros::datetime;
 use time::Duration;
-
-const NOW: OffsetDateTime = datetime!(2025-06-01 12:00:00 UTC);
-const PROJECT: &str = "0a1b2c3d-0000-4000-8000-00000000abcd";
 
 fn strings(paths: &[&str]) -> Vec<String> {
     paths.iter().map(|path| (*path).to_owned()).collect()
-}
-
-fn approval<'a>(token: &'a str, project_id: &'a str, writes: &'a [String]) -> PlanApproval<'a> {
-    PlanApproval {
-        token,
-        project_id,
-        scope: None,
-        writes,
-        deletes: &[],
-        server_expiry: None,
-        ask_was_shown: true,
-        prompt_reaches_user: true,
-        main_agent_without_hook: true,
-        result_is_error: false,
-    }
 }
 
 fn registered(store: &PlanStore, token: &str, project_id: &str) -> ApprovedPlan {

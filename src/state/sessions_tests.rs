@@ -5,32 +5,15 @@
     clippy::indexing_slicing,
     clippy::panic
 )]
-use time::macros::datetime;
 use time::Duration;
 
 use super::*;
 use crate::state::plans::{plan_bytes, MAX_PLANS_PER_SESSION, PLAN_TTL};
-
-const NOW: OffsetDateTime = datetime!(2025-06-01 12:00:00 UTC);
+use crate::state::test_support::{approval, NOW};
 
 /// A session of the test's one principal.
 fn key(id: &str) -> SessionKey {
     SessionKey::new("agent-one", id)
-}
-
-fn approval<'a>(token: &'a str, project_id: &'a str, writes: &'a [String]) -> PlanApproval<'a> {
-    PlanApproval {
-        token,
-        project_id,
-        scope: None,
-        writes,
-        deletes: &[],
-        server_expiry: None,
-        ask_was_shown: true,
-        prompt_reaches_user: true,
-        main_agent_without_hook: true,
-        result_is_error: false,
-    }
 }
 
 fn register(

@@ -9,33 +9,20 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use time::macros::datetime;
-use time::{Duration, OffsetDateTime};
+use time::Duration;
 
 use super::plans::PLAN_TTL;
+use super::test_support::{approval, NOW, PROJECT};
 use super::*;
 use crate::paths::project_key;
 
-const NOW: OffsetDateTime = datetime!(2025-06-01 12:00:00 UTC);
-const PROJECT: &str = "0a1b2c3d-0000-4000-8000-00000000abcd";
 const OTHER: &str = "other-project";
 static SESSION: std::sync::LazyLock<SessionKey> =
     std::sync::LazyLock::new(|| SessionKey::new("agent-one", "s1"));
 
 fn register(state: &DesignState, token: &str, project_id: &str) {
     let writes = vec!["index.html".to_owned()];
-    let approval = PlanApproval {
-        token,
-        project_id,
-        scope: None,
-        writes: &writes,
-        deletes: &[],
-        server_expiry: None,
-        ask_was_shown: true,
-        prompt_reaches_user: true,
-        main_agent_without_hook: true,
-        result_is_error: false,
-    };
+    let approval = approval(token, project_id, &writes);
     state.plan_registered(&SESSION, approval, NOW).unwrap();
 }
 

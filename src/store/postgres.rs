@@ -96,13 +96,9 @@ pub async fn open(
     })
 }
 
-/// A replica id: the host name and a random suffix, unless `ASKGATE_REPLICA` names one.
+/// The name of a replica started without `replica_id` (`--replica-id`,
+/// `ASKGATE_REPLICA_ID`): the host name and a random suffix.
 pub fn replica_id() -> String {
-    if let Ok(named) = std::env::var("ASKGATE_REPLICA") {
-        if !named.trim().is_empty() {
-            return named.trim().to_string();
-        }
-    }
     let host = std::fs::read_to_string("/etc/hostname")
         .ok()
         .map(|name| name.trim().to_string())

@@ -159,7 +159,7 @@ impl Replica {
             .arg(work.join("logs"))
             .args(["--watch-seconds", "0"])
             .args(extra)
-            .env("ASKGATE_REPLICA", name)
+            .env("ASKGATE_REPLICA_ID", name)
             .env("RUST_LOG", "info")
             .current_dir(&work)
             .stdin(Stdio::null())
