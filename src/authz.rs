@@ -3,15 +3,15 @@
 //! `.cedar` files.
 //!
 //! Map: `snapshot` (validated policy set + metadata + hash), `load` (parsing, annotations,
-//! strict validation), `index` (per-action/resource slices and the gate slices), `reads` (what each policy reads of a request; `probes` and `relations`: values
-//! read only through comparisons), `context` (typed request contexts mirroring the schema), `input` (the
-//! decision input: one call's facts) and `entity` (Cedar entity references),
-//! `project` (a context cut down to what a slice reads: cache key and Cedar record), `cache`
-//! (the one answer cache, per snapshot), `evaluate` (one question against the slices),
-//! `reference` (the same questions put to plain Cedar, whole: what the cache is proved against),
-//! `targets` (per-target classification), `decide` (the two questions and deny > ask >
-//! allow), `card` (approval cards), `requests` (the Cedar requests a decision asked), `reason`
-//! (reason text), `baseline` (the embedded shipped policies), `problem` (load errors).
+//! strict validation), `context` (typed request contexts mirroring the schema), `input` (the
+//! decision input: one call's facts) and `entity` (Cedar entity references), `evaluate` (one
+//! question and its answer; who answers), `cache` (Cedar's answers on the policy slices,
+//! cached per snapshot: the index, what each policy reads, the projection and the store, behind
+//! `cache::on(..).answer(..)`), `reference` (the same questions put to plain Cedar, whole: what
+//! the cache is proved against), `targets` (per-target classification), `decide` (the two
+//! questions and deny > ask > allow), `card` (approval cards), `requests` (the Cedar requests a
+//! decision asked), `reason` (reason text), `baseline` (the embedded shipped policies),
+//! `problem` (load errors).
 
 pub mod baseline;
 pub mod cache;
@@ -21,16 +21,11 @@ pub mod decide;
 pub mod decision;
 pub mod entity;
 pub mod evaluate;
-pub mod index;
 pub mod input;
 pub mod load;
-pub mod probes;
 pub mod problem;
-pub(crate) mod project;
-pub mod reads;
 pub mod reason;
 pub mod reference;
-pub mod relations;
 pub mod requests;
 pub mod snapshot;
 pub mod targets;

@@ -1,6 +1,6 @@
 //! The answer cache, proved against Cedar itself: every call is decided through one
 //! snapshot's warm answer cache (`authz::decide`: slices, guard parts, projected keys) and by
-//! the reference (`authz::reference::decide`: one `is_authorized` per question on the whole
+//! the reference (`authz::decide::by_reference`: one `is_authorized` per question on the whole
 //! policy set with the whole schema-shaped context), and the two must agree on the outcome,
 //! the approval card, the determining policies and the target classes. The calls are the
 //! scenario corpus and generated ones: raw paths mix `\`, `./`, `..`, rejected, invisible,
@@ -9,7 +9,7 @@
 //! pack and the examples, so every target fact and both entity reads are in play.
 
 use askgate::authz::CallFacts;
-use askgate::authz::{baseline, decide, reference, Decision, PolicySnapshot, Source};
+use askgate::authz::{baseline, decide, Decision, PolicySnapshot, Source};
 use askgate::facts::{AgentKind, Environment, Mode, ServerGrants, Session};
 use askgate::scenario::run::gather;
 use askgate::scenario::suite::Suite;
@@ -331,7 +331,7 @@ fn agrees(
     call: &dyn std::fmt::Debug,
 ) -> Result<usize, String> {
     let cached = decide(facts, snapshot);
-    let plain = reference::decide(facts, snapshot);
+    let plain = decide::by_reference(facts, snapshot);
     if verdict(&cached) != verdict(&plain) {
         return Err(format!(
             "{call:?}\n through the cache: {:?}\n plain Cedar:       {:?}",

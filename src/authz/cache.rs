@@ -1,132 +1,138 @@
-//! authz::cache: the one cache of Cedar answers, owned by a policy snapshot and dropped with
-//! it. A request is looked up by its key (`authz::project`): the slices it is evaluated on,
-//! the action, and exactly the parts of the principal, resource and context that those
-//! slices' policies read (`authz::reads`). Calls that differ only in facts no policy reads
-//! share an answer.
+//! authz::cache: Cedar's answers to a decision's questions, asked on the policy set's slices
+//! and kept in one bounded cache per snapshot. The rest of authz asks through one door: a
+//! snapshot's [`Answers`] name what is asked about ([`Answers::on`] an action and resource,
+//! or [`Answers::gates`]), and [`Questions::answer`] answers a request, from the cache or
+//! evaluated now and cached. Nothing here knows the snapshot that owns these parts.
+//!
+//! Inside: `index` (the set sliced per action and resource, and the gate slices), `reads`
+//! (what each policy reads of a request; `probes` and `relations`: values it reads only
+//! through comparisons), `project` (a context cut down to what a slice reads: the key and the
+//! Cedar record, from one walk) and `store` (the bounded store of answers).
 //!
 //! INVARIANT: an answer is stored under the key of the very request Cedar evaluated to give
-//! it, and that request holds only what the key encodes (`evaluate::answer` builds both from
-//! one projection). Equal keys therefore mean equal Cedar requests on the same immutable
+//! it, and that request holds only what the key encodes (`answer` builds both from one
+//! projection). Equal keys therefore mean equal Cedar requests on the same immutable
 //! policies, and Cedar's answer is a function of those two: a hit returns what a fresh
 //! evaluation would. Nothing else (no clock, no address, no call identity) enters a key.
-//!
-//! Bounded by bytes (`CACHE_BYTES`, keys and answers weighed), evicting with quick_cache's
-//! CLOCK-Pro policy, which keeps answers asked for again and lets one-off ones go first. A
-//! slice whose policies read the clock has the millisecond in its keys: its answers serve
-//! the same call's second decision (the gate check and the decision share one instant) and
-//! little else, and are evicted first.
+//! `authz::reference` asks the same questions of plain Cedar, whole, and the differential
+//! test (`tests/cache.rs`) holds the two equal.
+
+pub mod index;
+pub mod probes;
+pub(crate) mod project;
+pub(crate) mod question;
+pub mod reads;
+pub mod relations;
+mod store;
 
 use std::sync::Arc;
 
-use quick_cache::sync::Cache;
-use quick_cache::Weighter;
+use cedar_policy::{Entities, EntityUid};
 
-use super::evaluate::Answer;
-use super::project::Key;
+use super::EvaluationError;
+use index::{PolicyIndex, Slices};
+use project::{cedar_context, record_project, Attributes, Key};
+pub use question::Answer;
+pub(crate) use question::{add, ask, request, Asked};
+use reads::Tree;
 
-/// The most bytes the cache holds (keys, answers and the table's own share per entry).
-pub const CACHE_BYTES: u64 = 16 << 20;
-/// About how many entries fit (sizes the table up front).
-const ESTIMATED_ENTRIES: usize = 32_768;
-/// What one entry costs besides its key's bytes: the boxed key and the `Arc`'d answer with
-/// their allocations, and the table's slot (with quick_cache's ghost share).
-const ENTRY_BYTES: u64 = 160;
-/// One node of a policy-id set: an answer's non-empty set holds at least one (11 ids each).
-const SET_NODE_BYTES: u64 = 288;
-const IDS_PER_NODE: usize = 11;
+pub use store::{AnswerCache, CACHE_BYTES};
 
-#[derive(Debug, Clone)]
-struct Weight;
-
-impl Weighter<Box<[u8]>, Arc<Answer>> for Weight {
-    fn weight(&self, key: &Box<[u8]>, answer: &Arc<Answer>) -> u64 {
-        let nodes = [answer.forbids.len(), answer.permits.len()]
-            .into_iter()
-            .map(|ids| ids.div_ceil(IDS_PER_NODE))
-            .sum::<usize>() as u64;
-        let errors: usize = answer.errors.iter().map(|error| error.len() + 24).sum();
-        ENTRY_BYTES + SET_NODE_BYTES * nodes + (key.len() + errors) as u64
-    }
+/// What answers a snapshot's questions: its index, its store of answers and its action
+/// entities (borrowed from the snapshot, which owns them: `PolicySnapshot::answers`).
+#[derive(Clone, Copy)]
+pub struct Answers<'s> {
+    pub index: &'s PolicyIndex,
+    pub store: &'s AnswerCache,
+    pub entities: &'s Entities,
 }
 
-pub struct AnswerCache {
-    answers: Cache<Box<[u8]>, Arc<Answer>, Weight>,
-}
-
-impl Default for AnswerCache {
-    fn default() -> Self {
-        Self::with_capacity(CACHE_BYTES)
-    }
-}
-
-impl std::fmt::Debug for AnswerCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnswerCache")
-            .field("entries", &self.answers.len())
-            .field("bytes", &self.answers.weight())
-            .finish()
-    }
-}
-
-impl AnswerCache {
-    pub fn with_capacity(bytes: u64) -> Self {
-        let entries = ESTIMATED_ENTRIES.min(usize::try_from(bytes / ENTRY_BYTES).unwrap_or(1));
-        Self {
-            answers: Cache::with_weighter(entries.max(1), bytes, Weight),
+impl<'s> Answers<'s> {
+    /// The questions about `action` on `resource`: every policy that can apply.
+    pub(crate) fn on(self, action: &EntityUid, resource: &EntityUid) -> Questions<'s> {
+        Questions {
+            answers: self,
+            slices: self.index.slices(action, resource),
         }
     }
 
-    pub fn get(&self, key: &Key) -> Option<Arc<Answer>> {
-        self.answers.get(key.bytes())
-    }
-
-    pub fn insert(&self, key: Key, answer: Arc<Answer>) {
-        self.answers.insert(key.into_bytes(), answer);
-    }
-
-    /// Forgets every answer (benchmarks measure the cold path with it).
-    pub fn clear(&self) {
-        self.answers.clear();
-    }
-
-    pub fn len(&self) -> usize {
-        self.answers.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.answers.is_empty()
-    }
-
-    /// The weight held, in bytes (at most `CACHE_BYTES`).
-    pub fn bytes(&self) -> u64 {
-        self.answers.weight()
+    /// The questions about `action` put to the `@gate` policies alone.
+    pub(crate) fn gates(self, action: &EntityUid) -> Questions<'s> {
+        Questions {
+            answers: self,
+            slices: self.index.gates(action),
+        }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-    use cedar_policy::PolicyId;
+/// The questions about one action and resource (or one action's gates), on their slices.
+#[derive(Clone, Copy)]
+pub(crate) struct Questions<'s> {
+    answers: Answers<'s>,
+    slices: Slices<'s>,
+}
 
-    /// However many distinct answers arrive, the cache holds at most its bound, and keeps
-    /// answering what it holds.
-    #[test]
-    fn the_cache_holds_at_most_its_bound_in_bytes() {
-        let cache = AnswerCache::with_capacity(1 << 20);
-        let answer = Arc::new(Answer {
-            permits: [PolicyId::new("targets.ordinary")].into(),
-            ..Answer::default()
-        });
-        for n in 0..50_000u32 {
-            let mut key = Key::default();
-            key.text(&format!("site/page-{n}.html"));
-            cache.insert(key, Arc::clone(&answer));
-            assert!(cache.bytes() <= 1 << 20, "{} bytes", cache.bytes());
-        }
-        assert!(cache.len() < 5_000, "{} entries", cache.len());
-        let mut recent = Key::default();
-        recent.text("site/page-49999.html");
-        assert_eq!(cache.get(&recent), Some(answer));
+impl Questions<'_> {
+    /// Whether no policy can apply (then every answer is a deny with no policy).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.slices.iter().next().is_none()
     }
+
+    /// What the policies asked read of the context, per slice.
+    pub(crate) fn context_reads(&self) -> impl Iterator<Item = &Tree> {
+        self.slices.iter().map(|slice| &slice.reads.context)
+    }
+
+    /// Cedar's answer to `asked`: from the cache, or evaluated now (and cached).
+    pub(crate) fn answer<R: Attributes>(
+        &self,
+        asked: &Asked<'_, R>,
+    ) -> Result<Arc<Answer>, EvaluationError> {
+        let key = key(self.slices, asked);
+        let store = self.answers.store;
+        if let Some(answer) = store.get(&key) {
+            return Ok(answer);
+        }
+        let answer = Arc::new(evaluated(self.answers.entities, self.slices, asked)?);
+        store.insert(key, Arc::clone(&answer));
+        Ok(answer)
+    }
+}
+
+/// The key of `asked` on `slices`: per slice, its id and what its policies read.
+fn key<R: Attributes>(slices: Slices<'_>, asked: &Asked<'_, R>) -> Key {
+    let mut key = Key::with_capacity(128);
+    key.text(asked.action_name);
+    for slice in [slices.general, slices.specific] {
+        let Some(slice) = slice else {
+            key.absent();
+            continue;
+        };
+        key.count(slice.id as usize);
+        if slice.reads.principal {
+            key.text(asked.principal_name);
+        }
+        if slice.reads.resource {
+            key.text(asked.resource_name);
+        }
+        record_project(asked.context, &slice.reads.context, &mut key);
+        for relation in &slice.reads.relations {
+            relation.write(asked.context, &mut key);
+        }
+    }
+    key
+}
+
+fn evaluated<R: Attributes>(
+    entities: &Entities,
+    slices: Slices<'_>,
+    asked: &Asked<'_, R>,
+) -> Result<Answer, EvaluationError> {
+    let mut answer = Answer::default();
+    for slice in slices.iter() {
+        let context = cedar_context(asked.context, &slice.reads.context)?;
+        let request = request(asked.principal, asked.action, asked.resource, context)?;
+        ask(entities, &request, &slice.set, &mut answer);
+    }
+    Ok(answer)
 }

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use cedar_policy::Context;
 use serde::{Deserialize, Serialize};
 
-use super::project::{impl_fact, record_pairs, Attributes, Fact};
-use super::reads::Tree;
+use super::cache::project::{cedar_context, impl_fact, Attributes, Fact};
+use super::cache::reads::Tree;
 use super::EvaluationError;
 use crate::paths::{PathSet, TargetFacts};
 
@@ -247,15 +247,6 @@ fn flag(value: bool) -> &'static bool {
     } else {
         &false
     }
-}
-
-/// A Cedar context from a record's `(name, value)` pairs.
-pub(crate) fn cedar_context<R: Attributes>(
-    record: &R,
-    tree: &Tree,
-) -> Result<Context, EvaluationError> {
-    Context::from_pairs(record_pairs(record, tree)?)
-        .map_err(|error| EvaluationError::Context(error.to_string()))
 }
 
 impl TargetContext {

@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use cedar_policy::{EntityUid, PolicyId};
 
+use super::cache::reads::Tree;
+use super::cache::{Answer, Asked};
 use super::context::{CallContext, SurfaceContext};
 use super::decision::{Decision, EvaluatedRequest, Outcome, Question, RequestContext, Requests};
-pub(crate) use super::evaluate::Evaluator;
-use super::evaluate::{answer_on, Answer, Asked};
-use super::reads::Tree;
+use super::evaluate::Evaluator;
 use super::snapshot::PolicySnapshot;
 use super::targets::{classify, Classification, TargetCall};
 use super::{ApprovalKind, EvaluationError};
@@ -24,6 +24,12 @@ mod outcome;
 /// Decides one call. Pure: the same facts and snapshot always give the same decision.
 pub fn decide(facts: &CallFacts, snapshot: &PolicySnapshot) -> Decision {
     decide_by(facts, snapshot, Evaluator::Cache)
+}
+
+/// `decide` with every question answered by plain Cedar on the whole set and context
+/// (`authz::reference`): what the cache is proved against.
+pub fn by_reference(facts: &CallFacts, snapshot: &PolicySnapshot) -> Decision {
+    decide_by(facts, snapshot, Evaluator::Reference)
 }
 
 /// `decide` with its questions answered by `evaluator`.
@@ -141,15 +147,15 @@ impl<'a> Run<'a> {
     /// gate (the full decision denies for it).
     fn gated(&mut self, facts: &CallFacts) -> Result<bool, EvaluationError> {
         let action = action_uid(&facts.action)?;
-        let gates = self.snapshot.index().gates(&action);
-        let Some(slice) = gates.general else {
+        let gates = self.snapshot.answers().gates(&action);
+        if gates.is_empty() {
             return Ok(false);
-        };
+        }
         let principal = facts.principal.uid()?;
         let resource = facts.resource.uid()?;
         self.names = Names::of(facts);
         let mut context = Arc::clone(&facts.context);
-        if reads_targets(&slice.reads.context) {
+        if gates.context_reads().any(reads_targets) {
             self.classify_targets(facts, &principal, &resource, &mut context)?;
         }
         let asked = Asked {
@@ -161,7 +167,7 @@ impl<'a> Run<'a> {
             resource_name: &self.names.resource,
             context: &*context,
         };
-        let answer = answer_on(self.snapshot, gates, &asked)?;
+        let answer = gates.answer(&asked)?;
         Ok(self.any_gate(&answer.forbids))
     }
 
@@ -235,8 +241,10 @@ impl<'a> Run<'a> {
             resource_name: &self.names.resource,
             context: &**context,
         };
-        let slices = self.snapshot.index().slices(action, resource);
-        let answer = self.evaluator.answer(self.snapshot, slices, &asked)?;
+        let answer = self
+            .evaluator
+            .on(self.snapshot, action, resource)
+            .answer(&asked)?;
         self.errors.extend(answer.errors.iter().cloned());
         self.requests.push(EvaluatedRequest {
             question,

@@ -9,8 +9,8 @@ use std::str::FromStr;
 use cedar_policy::{Effect, Policy, PolicyId, PolicySet, Schema, ValidationMode, Validator};
 use sha2::{Digest, Sha256};
 
+use super::cache::reads::{Reads, Tree};
 use super::problem::{line_of_offset, LoadError, LoadProblem};
-use super::reads::{Reads, Tree};
 use super::snapshot::{PolicyMeta, Source};
 use crate::authz::ApprovalKind;
 

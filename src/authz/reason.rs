@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use cedar_policy::PolicyId;
 
+use super::cache::project::{Attributes, Fact};
 use super::context::CallContext;
-use super::project::{Attributes, Fact};
 use super::snapshot::PolicySnapshot;
 
 /// The `@id`s of `policies`, sorted.

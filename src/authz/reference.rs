@@ -4,25 +4,17 @@
 //! form and checked against it, on the whole policy set: no slices, no
 //! projection, no key, no cache. The answers are mapped to a decision by the same rules as
 //! `decide` (deny > ask > allow, the same determining policies and approval card), so a
-//! difference between `reference::decide` and `decide` is a difference in the answers.
+//! difference between `decide::by_reference` and `decide` is a difference in the answers.
 //!
-//! Slow on purpose; the differential test (`tests/reference.rs`) is its user.
+//! Slow on purpose; the differential test (`tests/cache.rs`) is its user.
 
 use cedar_policy::{Authorizer, Context, Request};
 use serde_json::Value;
 
+use super::cache::{add, Answer, Asked};
 use super::context::{CallContext, TargetContext, TargetRequestView};
-use super::decide::{decide_by, Evaluator};
-use super::decision::Decision;
-use super::evaluate::{add, Answer, Asked};
 use super::snapshot::PolicySnapshot;
 use super::EvaluationError;
-use crate::authz::CallFacts;
-
-/// `decide` with every question answered by plain Cedar on the whole set and context.
-pub fn decide(facts: &CallFacts, snapshot: &PolicySnapshot) -> Decision {
-    decide_by(facts, snapshot, Evaluator::Reference)
-}
 
 /// A request context in its whole JSON form, as the schema declares it.
 pub(crate) trait Whole {

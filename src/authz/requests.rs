@@ -58,7 +58,7 @@ impl Serialize for TargetRequest {
 
 /// One Cedar request as decided. Entities: only the schema's action entities. The context
 /// is the whole request context; Cedar was given the part of it that the policies read
-/// (`authz::project`), which decides alike.
+/// (`authz::cache::project`), which decides alike.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EvaluatedRequest {
     pub question: Question,

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use cedar_policy::{Effect, Entities, PolicyId, PolicySet, Schema};
 
-use super::cache::AnswerCache;
-use super::index::PolicyIndex;
+use super::cache::index::PolicyIndex;
+use super::cache::{AnswerCache, Answers};
 use super::load::{content_hash, load_source, parse_schema, validate};
 use super::problem::{LoadError, LoadProblem};
 use crate::authz::ApprovalKind;
@@ -133,6 +133,15 @@ impl PolicySnapshot {
 
     pub fn len(&self) -> usize {
         self.meta.len()
+    }
+
+    /// What answers this snapshot's questions (`authz::cache`).
+    pub fn answers(&self) -> Answers<'_> {
+        Answers {
+            index: &self.index,
+            store: &self.cache,
+            entities: &self.action_entities,
+        }
     }
 
     /// The answers cached for this snapshot.

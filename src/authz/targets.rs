@@ -12,9 +12,10 @@ use std::sync::Arc;
 
 use cedar_policy::{EntityUid, PolicyId};
 
+use super::cache::Asked;
 use super::context::TargetRequestView;
 use super::decision::BlockedTarget;
-use super::evaluate::{Asked, Evaluator};
+use super::evaluate::Evaluator;
 use super::reason::policy_ids;
 use super::requests::TargetRequests;
 use super::snapshot::PolicySnapshot;
@@ -60,7 +61,7 @@ pub(crate) fn classify(
     let mut determining: BTreeSet<PolicyId> = BTreeSet::new();
     let mut seen = HashSet::with_capacity(targets.len());
     let mut distinct = Vec::with_capacity(targets.len());
-    let slices = snapshot.index().slices(call.action, call.resource);
+    let questions = evaluator.on(snapshot, call.action, call.resource);
     for (index, target) in targets.iter().enumerate() {
         if !seen.insert(target.normalized.as_str()) {
             continue;
@@ -80,7 +81,7 @@ pub(crate) fn classify(
             resource_name: call.resource_name,
             context: &view,
         };
-        match evaluator.answer(snapshot, slices, &asked) {
+        match questions.answer(&asked) {
             Ok(answer) if answer.is_clean_allow() => {
                 determining.extend(answer.permits.iter().cloned())
             }

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::str::FromStr;
 
 use super::*;
-use crate::authz::project::Attributes;
-use crate::authz::reads::{Reads, Tree};
+use crate::authz::cache::project::Attributes;
+use crate::authz::cache::reads::{Reads, Tree};
 use cedar_policy::{
     Authorizer, Context, Entities, EntityUid, PolicySet, Request, RestrictedExpression,
 };

@@ -101,8 +101,8 @@ fn the_target_view_is_the_target_context() {
         };
         let owned = TargetContext::of(&facts, &project, &operation);
         for tree in &trees {
-            let from_view = crate::authz::context::cedar_context(&view, tree).unwrap();
-            let from_owned = crate::authz::context::cedar_context(&owned, tree).unwrap();
+            let from_view = super::cedar_context(&view, tree).unwrap();
+            let from_owned = super::cedar_context(&owned, tree).unwrap();
             assert_eq!(
                 canonical(&format!("{from_view:?}")),
                 canonical(&format!("{from_owned:?}")),

@@ -17,8 +17,8 @@ use cedar_policy::{
     ActionConstraint, Entities, EntityUid, Policy, PolicySet, ResourceConstraint, Schema,
 };
 
-use super::problem::{LoadError, LoadProblem};
 use super::reads::Reads;
+use crate::authz::problem::{LoadError, LoadProblem};
 
 #[derive(Debug, Default)]
 pub struct PolicyIndex {

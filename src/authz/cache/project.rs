@@ -17,7 +17,7 @@ use cedar_policy::RestrictedExpression;
 
 use super::probes::Probes;
 use super::reads::Tree;
-use super::EvaluationError;
+use crate::authz::EvaluationError;
 use crate::paths::PathSet;
 
 /// The bytes of a cache key.
@@ -341,10 +341,10 @@ pub(crate) fn record(
 /// in that order.
 macro_rules! impl_fact {
     ($type:ty; $($field:ident),+ $(,)?) => {
-        impl $crate::authz::project::Attributes for $type {
+        impl $crate::authz::cache::project::Attributes for $type {
             const NAMES: &'static [&'static str] = &[$(stringify!($field)),+];
 
-            fn attribute(&self, name: &str) -> Option<&dyn $crate::authz::project::Fact> {
+            fn attribute(&self, name: &str) -> Option<&dyn $crate::authz::cache::project::Fact> {
                 match name {
                     $(stringify!($field) => Some(&self.$field),)+
                     _ => None,
@@ -352,31 +352,40 @@ macro_rules! impl_fact {
             }
         }
 
-        impl $crate::authz::project::Fact for $type {
+        impl $crate::authz::cache::project::Fact for $type {
             fn to_cedar(&self) -> Result<cedar_policy::RestrictedExpression, $crate::authz::EvaluationError> {
-                $crate::authz::project::record_to_cedar(self)
+                $crate::authz::cache::project::record_to_cedar(self)
             }
 
-            fn encode(&self, key: &mut $crate::authz::project::Key) {
-                $crate::authz::project::record_encode(self, key)
+            fn encode(&self, key: &mut $crate::authz::cache::project::Key) {
+                $crate::authz::cache::project::record_encode(self, key)
             }
 
-            fn project(&self, tree: &$crate::authz::reads::Tree, key: &mut $crate::authz::project::Key) {
-                $crate::authz::project::record_project(self, tree, key)
+            fn project(&self, tree: &$crate::authz::cache::reads::Tree, key: &mut $crate::authz::cache::project::Key) {
+                $crate::authz::cache::project::record_project(self, tree, key)
             }
 
-            fn projected(&self, tree: &$crate::authz::reads::Tree) -> Result<cedar_policy::RestrictedExpression, $crate::authz::EvaluationError> {
-                $crate::authz::project::record($crate::authz::project::record_pairs(self, tree)?)
+            fn projected(&self, tree: &$crate::authz::cache::reads::Tree) -> Result<cedar_policy::RestrictedExpression, $crate::authz::EvaluationError> {
+                $crate::authz::cache::project::record($crate::authz::cache::project::record_pairs(self, tree)?)
             }
 
-            fn field(&self, name: &str) -> Option<&dyn $crate::authz::project::Fact> {
-                $crate::authz::project::Attributes::attribute(self, name)
+            fn field(&self, name: &str) -> Option<&dyn $crate::authz::cache::project::Fact> {
+                $crate::authz::cache::project::Attributes::attribute(self, name)
             }
         }
     };
 }
 
 pub(crate) use impl_fact;
+
+/// A Cedar context from a record's `(name, value)` pairs.
+pub(crate) fn cedar_context<R: Attributes>(
+    record: &R,
+    tree: &Tree,
+) -> Result<cedar_policy::Context, EvaluationError> {
+    cedar_policy::Context::from_pairs(record_pairs(record, tree)?)
+        .map_err(|error| EvaluationError::Context(error.to_string()))
+}
 
 #[cfg(test)]
 #[path = "project_tests.rs"]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use super::*;
-use crate::authz::probes::{Probe, Probes};
+use crate::authz::cache::probes::{Probe, Probes};
 use cedar_policy::Policy;
 
 fn reads(text: &str) -> Reads {
