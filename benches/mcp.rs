@@ -4,7 +4,8 @@
 //! runs in process with its in-process sandbox upstream (consent recorded first), as `serve`
 //! does with its embedded defaults. Two MCP shapes are timed: 2026-07-28 (stateless, what
 //! Claude Code 2.1.328 speaks by default) and 2025-11-25 (inside an `initialize`d session).
-//! Informational only: it prints the figures and the ratio against the 1.2× target.
+//! Every call is a distinct body (a new `claudecode/toolUseId` over MCP, a new session id over
+//! HTTP). Informational only: it prints the figures and the ratio against the 1.2× target.
 //!
 //! Run: `cargo bench --bench mcp` (`-- --quick` for a short smoke run; `-- --only=http`,
 //! `--only=stateless` or `--only=session` times one case alone, for `perf stat` / `perf record`
@@ -59,13 +60,19 @@ fn client() -> reqwest::Client {
         .unwrap()
 }
 
+/// Where a body carries the call's number: each call is a distinct body, as a client's are
+/// (Claude Code sends a new `claudecode/toolUseId` with every call).
+const CALL_NUMBER: &str = "@N@";
+
 async fn send(http: &reqwest::Client, target: &Target) -> String {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let number = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut request = http
         .post(&target.url)
         .bearer_auth(DEMO_AGENT_TOKEN)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .body(target.body.clone());
+        .body(target.body.replace(CALL_NUMBER, &number.to_string()));
     for (name, value) in &target.headers {
         request = request.header(*name, value);
     }
@@ -86,7 +93,8 @@ fn stateless(url: &str) -> Target {
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "askgate-bench", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {}
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "claudecode/toolUseId": format!("toolu_bench_{CALL_NUMBER}")
     });
     Target {
         url: format!("{url}/mcp"),
@@ -129,7 +137,7 @@ async fn in_session(http: &reqwest::Client, url: &str) -> Target {
     send(http, &initialized).await;
     Target {
         url: format!("{url}/mcp"),
-        body: mcp_call(json!({})),
+        body: mcp_call(json!({"claudecode/toolUseId": format!("toolu_bench_{CALL_NUMBER}")})),
         headers,
     }
 }
@@ -161,7 +169,7 @@ async fn main() {
         .unwrap();
     let http_target = Target {
         url: format!("{url}/v1/design/call"),
-        body: json!({"session": {"id": "bench", "agent": "main", "mode": "default",
+        body: json!({"session": {"id": format!("bench-{CALL_NUMBER}"), "agent": "main", "mode": "default",
             "interactive": true},
             "input": {"operation": "get_project", "arguments": {"project_id": "p1"}}})
         .to_string(),

@@ -43,6 +43,8 @@
 #   plan20       POST /v1/authorize 20-file write_files covered by a plan
 #   floor-hook   the floor's hook route fed the hook's distinct bodies
 #   hook         POST /v1/hooks/claude-code, a write to a reserved segment (hook mode asks)
+#   call, mcp    the same executed get_project over /v1/design/call and over /mcp (2026-07-28,
+#                as Claude Code sends it; a new toolUseId per call): issue 19's MCP cost
 #   cedar-agent  POST /v1/is_authorized, its shipped 3-policy example
 #   cerbos       POST /api/check/resources, one resource policy
 # Secondary: *-same (one body repeated: benches/http/post.lua), proxied (/v1/design/call,
@@ -369,6 +371,8 @@ define proxied          "$A/v1/design/call"     same:call.json  $AGENT "$C" ""
 logged proxied-log      "$L/v1/design/call"     same:call.json  $AGENT "$C" ""
 logged proxied-nosync   "$N/v1/design/call"     same:call.json  $AGENT "$C" ""
 define direct           "$SANDBOX/v1/design/mcp" same:mcp.json  $SANDBOX_TOKEN "$C" ""
+define call             "$A/v1/design/call"     call            $AGENT "$C" '"result"'
+define mcp              "$A/mcp"                mcp             $AGENT "$C" 'Q3 deck'
 define floor-c1         "$F"                    read            $AGENT 1 ""
 define read-c1          "$A/v1/authorize"       read            $AGENT 1 ""
 define proxied-c1       "$A/v1/design/call"     same:call.json  $AGENT 1 ""
@@ -585,6 +589,7 @@ ratios = [
     ("read-log / read (issue 24)", "read-log", "read", "≥ 80%", 0.80),
     ("read-log / floor (issue 24)", "read-log", "floor", "≥ 40%", 0.40),
     ("proxied-log / proxied (issue 24)", "proxied-log", "proxied", "≥ 90%", 0.90),
+    ("mcp / call (issue 19)", "mcp", "call", "≥ 80%", 0.80),
     ("read-nosync / read (the log without sync)", "read-nosync", "read", "", None),
     ("read-log / read-nosync (what the sync costs)", "read-log", "read-nosync", "", None),
     ("proxied-nosync / proxied", "proxied-nosync", "proxied", "", None),
@@ -655,6 +660,8 @@ labels = {
     "floor-plan-same": "HTTP floor, the same 20-file body every time",
     "plan20-same": "`/v1/authorize` 20-target plan-covered write, the same body every time",
     "proxied": "`/v1/design/call` get_project, proxied to the sandbox",
+    "call": "`/v1/design/call` get_project, executed, new session id per call",
+    "mcp": "`/mcp` tools/call get_project (2026-07-28), executed, new toolUseId per call",
     "direct": "the same `tools/call` straight to the sandbox",
     "floor-c1": "HTTP floor, 1 connection (distinct read bodies)",
     "read-c1": "`/v1/authorize` distinct read, 1 connection",
