@@ -20,6 +20,8 @@
 --                 new session id
 --   CASE=mcp      /mcp tools/call, the same call as Claude Code 2.1.328 sends it on
 --                 2026-07-28 (its _meta and Mcp-* headers): new claudecode/toolUseId
+--   CASE=mcp-service  the same through rmcp's service (a weighted Accept, which the fast
+--                 path declines), for comparison
 --   CASE=mixed    read and grant alternately (the memory phase)
 --   CASE=cedar    cedar-agent /v1/is_authorized on its shipped example: one of the example's
 --                 3 users and 5 actions; the example's document every other request, else a
@@ -46,8 +48,12 @@ if token and token ~= "" then
   wrk.headers["Authorization"] = "Bearer " .. token
 end
 
-if case == "mcp" then
+if case == "mcp" or case == "mcp-service" then
   wrk.headers["Accept"] = "application/json, text/event-stream"
+  if case == "mcp-service" then
+    -- a weighted Accept, which the fast path leaves to rmcp's service
+    wrk.headers["Accept"] = "application/json;q=1, text/event-stream"
+  end
   wrk.headers["Mcp-Protocol-Version"] = "2026-07-28"
   wrk.headers["Mcp-Method"] = "tools/call"
   wrk.headers["Mcp-Name"] = "ClaudeDesign"
@@ -134,6 +140,8 @@ bodies.mcp = function()
     '"io.modelcontextprotocol/clientCapabilities":{},"claudecode/toolUseId":"' .. tag("toolu_") ..
     '"},"arguments":{"operation":"get_project","arguments":{"project_id":"p1"}}}}'
 end
+
+bodies["mcp-service"] = bodies.mcp
 
 bodies.mixed = function()
   if n % 2 == 0 then return bodies.read() end

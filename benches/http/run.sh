@@ -87,7 +87,7 @@ command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)"; exi
 # One invocation, one feature set: built apart, the binary (no dev-dependencies) and the
 # example would each need their own build of the dependencies.
 cargo build --release --quiet --bin askgate --example http_floor
-BIN=target/release/askgate
+BIN=${CARGO_TARGET_DIR:-target}/release/askgate
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
@@ -210,7 +210,7 @@ if [ "$LOGGED" = 1 ]; then
   prepare_account
   API_PORT=$PORT
 fi
-"target/release/examples/http_floor" "127.0.0.1:$FLOOR_PORT" > "$WORK/floor.log" 2>&1 &
+"${CARGO_TARGET_DIR:-target}/release/examples/http_floor" "127.0.0.1:$FLOOR_PORT" > "$WORK/floor.log" 2>&1 &
 PIDS+=("$!")
 wait_for "http://127.0.0.1:$FLOOR_PORT/" "the HTTP floor"
 
@@ -373,6 +373,7 @@ logged proxied-nosync   "$N/v1/design/call"     same:call.json  $AGENT "$C" ""
 define direct           "$SANDBOX/v1/design/mcp" same:mcp.json  $SANDBOX_TOKEN "$C" ""
 define call             "$A/v1/design/call"     call            $AGENT "$C" '"result"'
 define mcp              "$A/mcp"                mcp             $AGENT "$C" 'Q3 deck'
+define mcp-service      "$A/mcp"                mcp-service     $AGENT "$C" 'Q3 deck'
 define floor-c1         "$F"                    read            $AGENT 1 ""
 define read-c1          "$A/v1/authorize"       read            $AGENT 1 ""
 define proxied-c1       "$A/v1/design/call"     same:call.json  $AGENT 1 ""
@@ -590,6 +591,7 @@ ratios = [
     ("read-log / floor (issue 24)", "read-log", "floor", "≥ 40%", 0.40),
     ("proxied-log / proxied (issue 24)", "proxied-log", "proxied", "≥ 90%", 0.90),
     ("mcp / call (issue 19)", "mcp", "call", "≥ 80%", 0.80),
+    ("mcp-service / call (2026-07-28 on rmcp's service)", "mcp-service", "call", "", None),
     ("read-nosync / read (the log without sync)", "read-nosync", "read", "", None),
     ("read-log / read-nosync (what the sync costs)", "read-log", "read-nosync", "", None),
     ("proxied-nosync / proxied", "proxied-nosync", "proxied", "", None),
@@ -662,6 +664,7 @@ labels = {
     "proxied": "`/v1/design/call` get_project, proxied to the sandbox",
     "call": "`/v1/design/call` get_project, executed, new session id per call",
     "mcp": "`/mcp` tools/call get_project (2026-07-28), executed, new toolUseId per call",
+    "mcp-service": "the same MCP call through rmcp's service (the fast path declined)",
     "direct": "the same `tools/call` straight to the sandbox",
     "floor-c1": "HTTP floor, 1 connection (distinct read bodies)",
     "read-c1": "`/v1/authorize` distinct read, 1 connection",
