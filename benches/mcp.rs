@@ -3,11 +3,14 @@
 //! `/v1/design/call`, each on one kept-alive connection, calls one after another. The service
 //! runs in process with its in-process sandbox upstream (consent recorded first), as `serve`
 //! does with its embedded defaults. Two MCP shapes are timed: 2026-07-28 (stateless, what
-//! Claude Code 2.1.328 speaks by default) and 2025-11-25 (inside an `initialize`d session).
-//! Informational only: it prints the figures and the ratio against the 1.2× target.
+//! Claude Code 2.1.328 speaks by default, served by the fast path `server::mcp::lean`; and the
+//! same through rmcp's service, for comparison) and 2025-11-25 (inside an `initialize`d
+//! session).
+//! Every call is a distinct body (a new `claudecode/toolUseId` over MCP, a new session id over
+//! HTTP). Informational only: it prints the figures and the ratio against the 1.2× target.
 //!
 //! Run: `cargo bench --bench mcp` (`-- --quick` for a short smoke run; `-- --only=http`,
-//! `--only=stateless` or `--only=session` times one case alone, for `perf stat` / `perf record`
+//! `--only=stateless`, `--only=session` or `--only=stateless-service` times one case alone, for `perf stat` / `perf record`
 //! per path).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
@@ -25,6 +28,9 @@ const ROUNDS: usize = 20;
 
 struct Target {
     url: String,
+    /// Claude Code's `Accept`; a weighted one sends a 2026-07-28 call to rmcp's service
+    /// (the fast path reads only plain media types), for the side-by-side figure.
+    accept: &'static str,
     body: String,
     headers: Vec<(&'static str, String)>,
 }
@@ -59,13 +65,19 @@ fn client() -> reqwest::Client {
         .unwrap()
 }
 
+/// Where a body carries the call's number: each call is a distinct body, as a client's are
+/// (Claude Code sends a new `claudecode/toolUseId` with every call).
+const CALL_NUMBER: &str = "@N@";
+
 async fn send(http: &reqwest::Client, target: &Target) -> String {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let number = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut request = http
         .post(&target.url)
         .bearer_auth(DEMO_AGENT_TOKEN)
         .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(target.body.clone());
+        .header("accept", target.accept)
+        .body(target.body.replace(CALL_NUMBER, &number.to_string()));
     for (name, value) in &target.headers {
         request = request.header(*name, value);
     }
@@ -81,15 +93,19 @@ fn mcp_call(meta: Value) -> String {
     .to_string()
 }
 
+const ACCEPT: &str = "application/json, text/event-stream";
+
 /// The meta and headers Claude Code 2.1.328 sends on a 2026-07-28 `tools/call`.
-fn stateless(url: &str) -> Target {
+fn stateless(url: &str, accept: &'static str) -> Target {
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "askgate-bench", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {}
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "claudecode/toolUseId": format!("toolu_bench_{CALL_NUMBER}")
     });
     Target {
         url: format!("{url}/mcp"),
+        accept,
         body: mcp_call(meta),
         headers: vec![
             ("mcp-protocol-version", "2026-07-28".into()),
@@ -123,13 +139,15 @@ async fn in_session(http: &reqwest::Client, url: &str) -> Target {
     ];
     let initialized = Target {
         url: format!("{url}/mcp"),
+        accept: ACCEPT,
         body: json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
         headers: headers.clone(),
     };
     send(http, &initialized).await;
     Target {
         url: format!("{url}/mcp"),
-        body: mcp_call(json!({})),
+        accept: ACCEPT,
+        body: mcp_call(json!({"claudecode/toolUseId": format!("toolu_bench_{CALL_NUMBER}")})),
         headers,
     }
 }
@@ -146,12 +164,13 @@ async fn main() {
     let only = std::env::args().find_map(|argument| {
         let case = argument.strip_prefix("--only=")?.to_string();
         Some(
-            ["http", "stateless", "session"]
+            ["http", "stateless", "session", "stateless-service"]
                 .iter()
                 .position(|name| *name == case),
         )
     });
-    let only = only.map(|position| position.expect("--only=http|stateless|session"));
+    let only =
+        only.map(|position| position.expect("--only=http|stateless|session|stateless-service"));
     let url = boot().await;
     reqwest::Client::new()
         .post(format!("{url}/v1/design/consent"))
@@ -161,20 +180,27 @@ async fn main() {
         .unwrap();
     let http_target = Target {
         url: format!("{url}/v1/design/call"),
-        body: json!({"session": {"id": "bench", "agent": "main", "mode": "default",
+        accept: ACCEPT,
+        body: json!({"session": {"id": format!("bench-{CALL_NUMBER}"), "agent": "main", "mode": "default",
             "interactive": true},
             "input": {"operation": "get_project", "arguments": {"project_id": "p1"}}})
         .to_string(),
         headers: Vec::new(),
     };
-    let clients = [client(), client(), client()];
+    let clients = [client(), client(), client(), client()];
     let session_target = in_session(&clients[2], &url).await;
-    let targets = [http_target, stateless(&url), session_target];
+    let weighted = "application/json;q=1, text/event-stream";
+    let targets = [
+        http_target,
+        stateless(&url, ACCEPT),
+        session_target,
+        stateless(&url, weighted),
+    ];
     for (http, target) in clients.iter().zip(&targets) {
         let answer = send(http, target).await;
         assert!(answer.contains("Q3 deck"), "the read is allowed: {answer}");
     }
-    let mut samples: [Vec<Duration>; 3] = Default::default();
+    let mut samples: [Vec<Duration>; 4] = Default::default();
     // Rounds interleave the three so drift on a shared machine hits them alike.
     for _ in 0..ROUNDS {
         let cases = clients.iter().zip(&targets).zip(samples.iter_mut());
@@ -194,7 +220,7 @@ async fn main() {
         println!("calls: {}  p50 {:>8.1} µs", times.len(), micros(p50(times)));
         return;
     }
-    let [http, stateless, session] = samples.each_mut().map(|times| p50(times));
+    let [http, stateless, session, service] = samples.each_mut().map(|times| p50(times));
     println!("calls per case: {}", ROUNDS * per_round);
     println!(
         "p50 /v1/design/call get_project    {:>8.1} µs",
@@ -204,6 +230,11 @@ async fn main() {
         "p50 /mcp tools/call (2026-07-28)   {:>8.1} µs  ratio {:.2}× (target ≤ 1.2×)",
         micros(stateless),
         ratio(stateless, http)
+    );
+    println!(
+        "p50 /mcp tools/call (2026-07-28 on rmcp's service) {:>8.1} µs  ratio {:.2}×",
+        micros(service),
+        ratio(service, http)
     );
     println!(
         "p50 /mcp tools/call (2025-11-25)   {:>8.1} µs  ratio {:.2}× (target ≤ 1.2×)",

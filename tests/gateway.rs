@@ -26,6 +26,7 @@ pub(crate) mod hook_log;
 mod local_path;
 mod mcp;
 pub mod mcp_client;
+mod mcp_fast;
 mod nulls;
 mod plans;
 mod projects;

@@ -40,7 +40,7 @@ ALLOW='"decision":"allow"'
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)"; exit 1; }
 command -v psql >/dev/null || { echo "psql is required (apt-get install postgresql-client)"; exit 1; }
 cargo build --release --quiet --bin askgate
-BIN=target/release/askgate
+BIN=${CARGO_TARGET_DIR:-target}/release/askgate
 WORK=$(mktemp -d)
 DB="askgate_bench_$$"
 STORE="${STORE_SERVER%/*}/$DB"

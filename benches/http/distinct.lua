@@ -16,6 +16,12 @@
 --   CASE=hook     /v1/hooks/claude-code PreToolUse, ClaudeDesign write_files to a reserved
 --                 segment (d<n>/.claude/settings.json: hook mode asks): new session_id,
 --                 tool_use_id, project_id and path
+--   CASE=call     /v1/design/call ClaudeDesign get_project p1, executed against the sandbox:
+--                 new session id
+--   CASE=mcp      /mcp tools/call, the same call as Claude Code 2.1.328 sends it on
+--                 2026-07-28 (its _meta and Mcp-* headers): new claudecode/toolUseId
+--   CASE=mcp-service  the same through rmcp's service (a weighted Accept, which the fast
+--                 path declines), for comparison
 --   CASE=mixed    read and grant alternately (the memory phase)
 --   CASE=cedar    cedar-agent /v1/is_authorized on its shipped example: one of the example's
 --                 3 users and 5 actions; the example's document every other request, else a
@@ -40,6 +46,17 @@ wrk.headers["Accept"] = "application/json"
 local token = os.getenv("TOKEN")
 if token and token ~= "" then
   wrk.headers["Authorization"] = "Bearer " .. token
+end
+
+if case == "mcp" or case == "mcp-service" then
+  wrk.headers["Accept"] = "application/json, text/event-stream"
+  if case == "mcp-service" then
+    -- a weighted Accept, which the fast path leaves to rmcp's service
+    wrk.headers["Accept"] = "application/json;q=1, text/event-stream"
+  end
+  wrk.headers["Mcp-Protocol-Version"] = "2026-07-28"
+  wrk.headers["Mcp-Method"] = "tools/call"
+  wrk.headers["Mcp-Name"] = "ClaudeDesign"
 end
 
 local threads = {}
@@ -110,6 +127,21 @@ bodies.hook = function()
     '"write_files","arguments":{"project_id":"' .. tag("p-") .. '","files":[{"path":"d' .. n ..
     '/.claude/settings.json","data":"{}"}]}},"tool_use_id":"' .. tag("toolu_") .. '"}'
 end
+
+bodies.call = function()
+  return '{"session":' .. session(tag("s")) ..
+    ',"input":{"operation":"get_project","arguments":{"project_id":"p1"}}}'
+end
+
+bodies.mcp = function()
+  return '{"jsonrpc":"2.0","id":' .. n .. ',"method":"tools/call","params":{"name":"ClaudeDesign",' ..
+    '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",' ..
+    '"io.modelcontextprotocol/clientInfo":{"name":"askgate-bench","version":"0"},' ..
+    '"io.modelcontextprotocol/clientCapabilities":{},"claudecode/toolUseId":"' .. tag("toolu_") ..
+    '"},"arguments":{"operation":"get_project","arguments":{"project_id":"p1"}}}}'
+end
+
+bodies["mcp-service"] = bodies.mcp
 
 bodies.mixed = function()
   if n % 2 == 0 then return bodies.read() end

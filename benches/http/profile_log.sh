@@ -19,7 +19,7 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-target/release/askgate serve --listen "127.0.0.1:$PORT" --log-dir "$WORK/logs" > "$WORK/serve.log" 2>&1 &
+"${CARGO_TARGET_DIR:-target}"/release/askgate serve --listen "127.0.0.1:$PORT" --log-dir "$WORK/logs" > "$WORK/serve.log" 2>&1 &
 SERVE=$!
 for _ in $(seq 100); do curl -sf "localhost:$PORT/healthz" > /dev/null && break; sleep 0.1; done
 perf record -F 999 -g -p "$SERVE" -o "$WORK/perf.data" -- sleep "${DURATION%s}" > /dev/null 2>&1 &

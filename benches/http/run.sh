@@ -43,6 +43,8 @@
 #   plan20       POST /v1/authorize 20-file write_files covered by a plan
 #   floor-hook   the floor's hook route fed the hook's distinct bodies
 #   hook         POST /v1/hooks/claude-code, a write to a reserved segment (hook mode asks)
+#   call, mcp    the same executed get_project over /v1/design/call and over /mcp (2026-07-28,
+#                as Claude Code sends it; a new toolUseId per call): issue 19's MCP cost
 #   cedar-agent  POST /v1/is_authorized, its shipped 3-policy example
 #   cerbos       POST /api/check/resources, one resource policy
 # Secondary: *-same (one body repeated: benches/http/post.lua), proxied (/v1/design/call,
@@ -85,7 +87,7 @@ command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)"; exi
 # One invocation, one feature set: built apart, the binary (no dev-dependencies) and the
 # example would each need their own build of the dependencies.
 cargo build --release --quiet --bin askgate --example http_floor
-BIN=target/release/askgate
+BIN=${CARGO_TARGET_DIR:-target}/release/askgate
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
@@ -208,7 +210,7 @@ if [ "$LOGGED" = 1 ]; then
   prepare_account
   API_PORT=$PORT
 fi
-"target/release/examples/http_floor" "127.0.0.1:$FLOOR_PORT" > "$WORK/floor.log" 2>&1 &
+"${CARGO_TARGET_DIR:-target}/release/examples/http_floor" "127.0.0.1:$FLOOR_PORT" > "$WORK/floor.log" 2>&1 &
 PIDS+=("$!")
 wait_for "http://127.0.0.1:$FLOOR_PORT/" "the HTTP floor"
 
@@ -369,6 +371,9 @@ define proxied          "$A/v1/design/call"     same:call.json  $AGENT "$C" ""
 logged proxied-log      "$L/v1/design/call"     same:call.json  $AGENT "$C" ""
 logged proxied-nosync   "$N/v1/design/call"     same:call.json  $AGENT "$C" ""
 define direct           "$SANDBOX/v1/design/mcp" same:mcp.json  $SANDBOX_TOKEN "$C" ""
+define call             "$A/v1/design/call"     call            $AGENT "$C" '"result"'
+define mcp              "$A/mcp"                mcp             $AGENT "$C" 'Q3 deck'
+define mcp-service      "$A/mcp"                mcp-service     $AGENT "$C" 'Q3 deck'
 define floor-c1         "$F"                    read            $AGENT 1 ""
 define read-c1          "$A/v1/authorize"       read            $AGENT 1 ""
 define proxied-c1       "$A/v1/design/call"     same:call.json  $AGENT 1 ""
@@ -585,6 +590,8 @@ ratios = [
     ("read-log / read (issue 24)", "read-log", "read", "≥ 80%", 0.80),
     ("read-log / floor (issue 24)", "read-log", "floor", "≥ 40%", 0.40),
     ("proxied-log / proxied (issue 24)", "proxied-log", "proxied", "≥ 90%", 0.90),
+    ("mcp / call (issue 19)", "mcp", "call", "≥ 80%", 0.80),
+    ("mcp-service / call (2026-07-28 on rmcp's service)", "mcp-service", "call", "", None),
     ("read-nosync / read (the log without sync)", "read-nosync", "read", "", None),
     ("read-log / read-nosync (what the sync costs)", "read-log", "read-nosync", "", None),
     ("proxied-nosync / proxied", "proxied-nosync", "proxied", "", None),
@@ -655,6 +662,9 @@ labels = {
     "floor-plan-same": "HTTP floor, the same 20-file body every time",
     "plan20-same": "`/v1/authorize` 20-target plan-covered write, the same body every time",
     "proxied": "`/v1/design/call` get_project, proxied to the sandbox",
+    "call": "`/v1/design/call` get_project, executed, new session id per call",
+    "mcp": "`/mcp` tools/call get_project (2026-07-28), executed, new toolUseId per call",
+    "mcp-service": "the same MCP call through rmcp's service (the fast path declined)",
     "direct": "the same `tools/call` straight to the sandbox",
     "floor-c1": "HTTP floor, 1 connection (distinct read bodies)",
     "read-c1": "`/v1/authorize` distinct read, 1 connection",

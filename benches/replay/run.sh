@@ -31,7 +31,7 @@ for tool in wrk curl python3 timeout; do
 done
 
 cargo build --release --quiet
-BIN=target/release/askgate
+BIN=${CARGO_TARGET_DIR:-target}/release/askgate
 WORK=$(mktemp -d)
 LOGS="$WORK/logs"
 SERVE=""

@@ -4,21 +4,26 @@
 //! pipeline as the HTTP API.
 //!
 //! Map: `auth` (the layer: bearer token, role, session ownership and quotas), `owners` (who
-//! opened each MCP session), `session` (the caller and the session facts of a request), `handler` (the rmcp `ServerHandler`), `schema` (the tools'
-//! shapes), `listing` (which tools the policies leave open), `link` (the 2026-07-28 approval link:
-//! `input_required` with a sealed `requestState`), `call` (one `tools/call`
-//! through the pipeline), `held` (the quota on held calls), `hold` (an asked call waiting for an approver), `outcome` (tool
-//! results), `settings` (the `"mcp"` configuration).
+//! opened each MCP session), `session` (the caller and the session facts of a request),
+//! `handler` (the rmcp `ServerHandler`), `lean` (the stateless fast path: a 2026-07-28
+//! `tools/call` served from rmcp's model types without its per-request service loop; all else
+//! goes to rmcp's service), `request` (what a call knows of its request on either path),
+//! `schema` (the tools' shapes), `listing` (which tools the policies leave open), `link` (the
+//! 2026-07-28 approval link: `input_required` with a sealed `requestState`), `call` (one
+//! `tools/call` through the pipeline), `held` (the quota on held calls), `hold` (an asked call
+//! waiting for an approver), `outcome` (tool results), `settings` (the `"mcp"` configuration).
 
 pub mod auth;
 pub mod call;
 pub mod handler;
 pub mod held;
 pub mod hold;
+pub mod lean;
 pub mod link;
 pub mod listing;
 pub mod outcome;
 pub mod owners;
+pub mod request;
 pub mod schema;
 pub mod session;
 pub mod settings;
@@ -62,15 +67,25 @@ pub fn router(state: AppState) -> Router<AppState> {
             state.inner().approvals.limits().max_pending,
         )),
     };
-    let service =
-        StreamableHttpService::new(move || Ok(front.clone()), Arc::clone(&sessions), config);
+    let allowed_hosts = settings.allowed_hosts.clone().into();
+    let max_body_bytes = settings.max_body_bytes;
+    let service = {
+        let front = front.clone();
+        StreamableHttpService::new(move || Ok(front.clone()), Arc::clone(&sessions), config)
+    };
+    let entry = lean::Entry {
+        front,
+        full: service,
+        allowed_hosts,
+        max_body_bytes,
+    };
     let gate = auth::Gate {
         state,
         sessions,
         owners,
     };
     Router::new()
-        .route_service(PATH, service)
+        .route_service(PATH, axum::routing::any(lean::entry).with_state(entry))
         .route_layer(axum::middleware::from_fn_with_state(
             gate,
             auth::require_agent,

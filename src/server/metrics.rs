@@ -1,9 +1,9 @@
 //! server::metrics: the service's own metrics in a `prometheus-client` registry — decisions by
 //! tool, operation and outcome, decision and upstream latency, upstream errors by kind, shadow
-//! policy comparisons, 2026-07-28 approval links — and `/metrics`' text (OpenMetrics), to which a
-//! scrape adds what it reads from others (`scraped`: pending approvals, the webhook, the
-//! decision log). Counting is atomic: a call finds its labelled counter under a read lock at
-//! most, and never waits on a scrape.
+//! policy comparisons, 2026-07-28 approval links, MCP calls by the path that served them — and
+//! `/metrics`' text (OpenMetrics), to which a scrape adds what it reads from others (`scraped`:
+//! pending approvals, the webhook, the decision log). Counting is atomic: a call finds its
+//! labelled counter under a read lock at most, and never waits on a scrape.
 //!
 //! Map: `histogram` (the latency histogram of atomics), `scraped` (values read per scrape).
 
@@ -54,6 +54,20 @@ pub struct Metrics {
     pub upstream_latency: Histogram,
     /// 2026-07-28 approval links: offered, redeemed by a retry, refused.
     approval_links: [Counter; 3],
+    /// MCP `tools/call`s by the path that served them: the fast path, rmcp's service.
+    mcp_calls: [Counter; 2],
+}
+
+/// Which path served an MCP `tools/call` (`server::mcp::lean`).
+#[derive(Debug, Clone, Copy)]
+pub enum McpPath {
+    Fast = 0,
+    Service = 1,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PathLabel {
+    path: &'static str,
 }
 
 /// A step of a 2026-07-28 approval link (`server::mcp::link`).
@@ -103,6 +117,12 @@ impl Default for Metrics {
             "2026-07-28 approval links (input_required) by step",
             links.clone(),
         );
+        let calls = Family::<PathLabel, Counter>::default();
+        registry.register(
+            "askgate_mcp_tool_calls",
+            "MCP tools/call requests by the path that served them (fast: stateless 2026-07-28)",
+            calls.clone(),
+        );
         Self {
             registry,
             decisions,
@@ -113,6 +133,8 @@ impl Default for Metrics {
             upstream_latency,
             approval_links: ["offered", "redeemed", "refused"]
                 .map(|step| links.get_or_create_owned(&StepLabel { step })),
+            mcp_calls: ["fast", "service"]
+                .map(|path| calls.get_or_create_owned(&PathLabel { path })),
         }
     }
 }
@@ -137,6 +159,12 @@ impl Metrics {
 
     pub fn approval_link(&self, step: LinkStep) {
         if let Some(count) = self.approval_links.get(step as usize) {
+            count.inc();
+        }
+    }
+
+    pub fn mcp_call(&self, path: McpPath) {
+        if let Some(count) = self.mcp_calls.get(path as usize) {
             count.inc();
         }
     }

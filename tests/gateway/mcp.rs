@@ -22,7 +22,7 @@ async fn connected<'a>(gateway: &'a Gateway, capabilities: Value) -> McpClient<'
     client
 }
 
-fn quick_holds(raw: &mut askgate::server::config::RawConfig, wait: u64) {
+pub(super) fn quick_holds(raw: &mut askgate::server::config::RawConfig, wait: u64) {
     raw.mcp = Some(RawMcp {
         approval_wait_seconds: Some(wait),
         progress_seconds: Some(1),
@@ -31,7 +31,7 @@ fn quick_holds(raw: &mut askgate::server::config::RawConfig, wait: u64) {
 }
 
 /// The pending approval the held call created, polled through the approvals API.
-async fn pending_approval(gateway: &Gateway) -> Value {
+pub(super) async fn pending_approval(gateway: &Gateway) -> Value {
     for _ in 0..100 {
         let reply = gateway.get("/v1/approvals", Some(APPROVER)).await;
         if let Some(first) = reply.body["approvals"].as_array().and_then(|a| a.first()) {

@@ -10,14 +10,13 @@
 use std::sync::Arc;
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, RequestMetaObject};
-use rmcp::service::RequestContext;
-use rmcp::RoleServer;
 use serde_json::Value;
 
 use super::held::{HeldCalls, HeldLimit};
 use super::hold::Hold;
 use super::link::{call_digest, ApprovalLinks, LinkState};
 use super::outcome;
+use super::request::CallRequest;
 use super::schema::{DESIGN, PROJECTS};
 use super::session::McpSession;
 use crate::server::gateway::{AppState, FrontDoor, Handled};
@@ -35,10 +34,10 @@ impl Front<'_> {
     pub async fn call(
         &self,
         request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
+        context: &CallRequest<'_>,
     ) -> CallToolResponse {
         let public_url = self.state.inner().mcp.public_url.as_deref();
-        let Some(mut session) = McpSession::of(context, public_url) else {
+        let Some(mut session) = McpSession::of(context.parts, context.meta, public_url) else {
             // INVARIANT: the auth layer puts the caller on every `/mcp` request.
             return outcome::error("askgate: this request carries no authenticated caller").into();
         };
@@ -56,7 +55,7 @@ impl Front<'_> {
                 .await
                 .into();
         }
-        let tool_use_id = tool_use_id(&context.meta);
+        let tool_use_id = tool_use_id(context.meta);
         let inner = self.state.inner();
         let attestation = tool_use_id.as_deref().and_then(|id| {
             let now = inner.clock.now();
@@ -107,7 +106,7 @@ impl Front<'_> {
         approval: &ApprovalView,
         decision_id: &str,
         digest: &[u8; 32],
-        context: &RequestContext<RoleServer>,
+        context: &CallRequest<'_>,
     ) -> Option<CallToolResponse> {
         let stateless = context.meta.protocol_version().is_some();
         let takes_urls = context
@@ -140,7 +139,7 @@ impl Front<'_> {
         session: &McpSession,
         sealed: &str,
         digest: &[u8; 32],
-        context: &RequestContext<RoleServer>,
+        context: &CallRequest<'_>,
     ) -> CallToolResult {
         let inner = self.state.inner();
         let now = inner.clock.now();
@@ -185,7 +184,7 @@ impl Front<'_> {
         session: &McpSession,
         approval: &ApprovalView,
         decision_id: &str,
-        context: &RequestContext<RoleServer>,
+        context: &CallRequest<'_>,
     ) -> CallToolResult {
         let _permit = match self.held.try_hold(&session.caller.principal) {
             Ok(permit) => permit,
@@ -195,9 +194,9 @@ impl Front<'_> {
             state: self.state,
             approval,
             decision_id,
-            peer: &context.peer,
+            notices: context.notices,
             progress: context.meta.get_progress_token(),
-            cancelled: context.ct.clone(),
+            cancelled: context.cancelled.clone(),
             url: approval_url(&session.base_url, &approval.id),
         }
         .result()

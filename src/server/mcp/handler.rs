@@ -8,11 +8,13 @@ use rmcp::model::{
 };
 use std::sync::Arc;
 
+use axum::http::request::Parts;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+use super::request::{CallRequest, Notices};
 use super::session::McpSession;
-use super::{call, listing};
+use super::{call, listing, outcome};
 use crate::server::gateway::AppState;
 
 #[derive(Clone)]
@@ -22,6 +24,17 @@ pub struct Front {
     pub held: Arc<super::held::HeldCalls>,
     /// The 2026-07-28 approval links (sealed `requestState`s and their redemptions).
     pub links: Arc<super::link::ApprovalLinks>,
+}
+
+impl Front {
+    /// The `tools/call` path over this front's state, quota and links.
+    pub fn calls(&self) -> call::Front<'_> {
+        call::Front {
+            state: &self.state,
+            held: &self.held,
+            links: &self.links,
+        }
+    }
 }
 
 const INSTRUCTIONS: &str = "askgate decides every call to Claude Design and Projects with its \
@@ -56,7 +69,10 @@ impl ServerHandler for Front {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let public_url = self.state.inner().mcp.public_url.as_deref();
-        let Some(session) = McpSession::of(&context, public_url) else {
+        let parts = context.extensions.get::<Parts>();
+        let Some(session) =
+            parts.and_then(|parts| McpSession::of(parts, &context.meta, public_url))
+        else {
             return Err(ErrorData::invalid_request(
                 "this request carries no authenticated caller",
                 None,
@@ -71,11 +87,19 @@ impl ServerHandler for Front {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let front = call::Front {
-            state: &self.state,
-            held: &self.held,
-            links: &self.links,
+        let metrics = &self.state.inner().metrics;
+        metrics.mcp_call(crate::server::metrics::McpPath::Service);
+        let Some(parts) = context.extensions.get::<Parts>() else {
+            // INVARIANT: rmcp puts the HTTP request's parts on every request it serves.
+            let error = outcome::error("askgate: this request carries no authenticated caller");
+            return Ok(error.into());
         };
-        Ok(front.call(request, &context).await)
+        let request_of_call = CallRequest {
+            meta: &context.meta,
+            parts,
+            cancelled: context.ct.clone(),
+            notices: Notices::Peer(&context.peer),
+        };
+        Ok(self.calls().call(request, &request_of_call).await)
     }
 }

@@ -9,11 +9,10 @@
 use std::time::Duration;
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
-use rmcp::service::ElicitationMode;
-use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 use super::outcome;
+use super::request::Notices;
 use crate::server::gateway::AppState;
 use crate::store::approvals::{ApprovalStatus, ApprovalView};
 use rmcp::model::CallToolResult;
@@ -26,7 +25,7 @@ pub struct Hold<'a> {
     pub state: &'a AppState,
     pub approval: &'a ApprovalView,
     pub decision_id: &'a str,
-    pub peer: &'a Peer<RoleServer>,
+    pub notices: Notices<'a>,
     pub progress: Option<ProgressToken>,
     pub cancelled: CancellationToken,
     /// The approval's page in the console, named in progress and in the result.
@@ -155,22 +154,17 @@ impl Hold<'_> {
                 "waiting for an approver to decide approval `{}` at {}",
                 self.approval.id, self.url
             ));
-        if let Err(error) = self.peer.notify_progress(progress).await {
-            tracing::debug!(%error, "progress notification not sent");
-        }
+        self.notices.progress(progress).await;
     }
 
-    /// A URL elicitation pointing at the approval, when the client declared URL mode. Its
-    /// answer is not an approval: whatever the client says, the call waits for the approvals
-    /// API. On 2026-07-28 sessions rmcp refuses server-to-client requests and nothing is sent.
+    /// A URL elicitation pointing at the approval, when the client declared URL mode in a
+    /// session. Its answer is not an approval: whatever the client says, the call waits for
+    /// the approvals API. A stateless 2026-07-28 call is sent nothing (servers send no
+    /// requests there; it was offered the link as `input_required` instead).
     async fn point_at_approval(&self) {
-        if !self
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Url)
-        {
+        let Some(peer) = self.notices.url_elicitation() else {
             return;
-        }
+        };
         let id = &self.approval.id;
         let Ok(url) = url::Url::parse(&self.url) else {
             return;
@@ -180,8 +174,7 @@ impl Hold<'_> {
              the approval is at the link."
         );
         let wait = self.state.inner().mcp.approval_wait;
-        let answer = self
-            .peer
+        let answer = peer
             .elicit_url_with_timeout(message, url, id.clone(), Some(wait))
             .await;
         tracing::debug!(?answer, "approval link elicitation answered");

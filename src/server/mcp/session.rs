@@ -10,8 +10,7 @@
 //! the attested facts come from the hook, [`McpSession::attest`]).
 
 use axum::http::request::Parts;
-use rmcp::service::RequestContext;
-use rmcp::RoleServer;
+use rmcp::model::RequestMetaObject;
 
 use super::auth::{McpCaller, SESSION_HEADER};
 use crate::facts::{self, Session};
@@ -30,10 +29,9 @@ pub struct McpSession {
 
 impl McpSession {
     /// `None` when the request did not pass the auth layer (it always does on `/mcp`).
-    pub fn of(context: &RequestContext<RoleServer>, public_url: Option<&str>) -> Option<Self> {
-        let parts = context.extensions.get::<Parts>()?;
+    pub fn of(parts: &Parts, meta: &RequestMetaObject, public_url: Option<&str>) -> Option<Self> {
         let McpCaller(caller) = parts.extensions.get::<McpCaller>()?.clone();
-        let stateless = context.meta.protocol_version().is_some();
+        let stateless = meta.protocol_version().is_some();
         let key = SessionKey::new(
             caller.principal.clone(),
             session_id(parts, &caller, stateless),

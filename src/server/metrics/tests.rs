@@ -18,6 +18,7 @@ fn counts_are_written_under_today_names() {
     metrics.upstream_failed("timeout");
     metrics.shadow_compared(false);
     metrics.approval_link(LinkStep::Redeemed);
+    metrics.mcp_call(McpPath::Fast);
     let text = metrics.render(&scraped::registry(4, &Default::default()));
     let lines = lines(&text);
     for expected in [
@@ -33,6 +34,8 @@ fn counts_are_written_under_today_names() {
         "askgate_shadow_decisions_total{result=\"disagree\"} 1",
         "askgate_mcp_approval_links_total{step=\"redeemed\"} 1",
         "askgate_mcp_approval_links_total{step=\"offered\"} 0",
+        "askgate_mcp_tool_calls_total{path=\"fast\"} 1",
+        "askgate_mcp_tool_calls_total{path=\"service\"} 0",
         "askgate_pending_approvals 4",
         "askgate_webhook_messages_total{result=\"delivered\"} 0",
         "askgate_webhook_attempt_failures_total 0",
