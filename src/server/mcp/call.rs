@@ -170,11 +170,19 @@ impl Front<'_> {
             ApprovalStatus::Pending | ApprovalStatus::Running => {
                 self.hold(session, &view, &state.decision, context).await
             }
-            _ => outcome::settled(
-                &view,
-                &state.decision,
-                &approval_url(&session.base_url, &view.id),
-            ),
+            // Ended — or refused while the refusal is still being logged (its note is stored
+            // once the record is synced): that refusal is waited for, so the note is shown.
+            _ => {
+                let clock = inner.clock.clone();
+                let settle = inner.approvals.limits().approve_wait;
+                let view = inner
+                    .approvals
+                    .wait(&view.id, settle, move || clock.now())
+                    .await
+                    .unwrap_or(view);
+                let url = approval_url(&session.base_url, &view.id);
+                outcome::settled(&view, &state.decision, &url)
+            }
         }
     }
 

@@ -90,6 +90,10 @@ impl Hold<'_> {
             match view.status {
                 ApprovalStatus::Pending | ApprovalStatus::Running if !left.is_zero() => {}
                 ApprovalStatus::Running => return self.wait_slice(RUNNING_GRACE).await,
+                // Refused, its record still being logged: the note comes with the end.
+                ApprovalStatus::Refused if view.result.is_none() => {
+                    return self.wait_slice(RUNNING_GRACE).await
+                }
                 _ => return Ok(view),
             }
             if self.cancelled.is_cancelled() {
