@@ -2,19 +2,27 @@
 //! executor: `router(state)` is testable in process; `run(listener, state, shutdown)` takes a
 //! bound listener so tests bind port 0.
 //!
-//! Map: `boot` (a running service from a validated `Config`), `config` (file < env < flags,
-//! validated), `listen` (accept loop, connection cap, timeouts), `body` (size limit and read
-//! deadline), `caller` (bearer tokens and roles), `wire` (bodies), `gateway` (decide → execute
-//! / hold / refuse), `approving` (what an ask becomes here: holding the call, the approver's
-//! answer; the approval books themselves are `store::approvals`), `observe` (upstream facts
-//! before a decision), `execute` (follow-ups and state events after), `account` (per-account
-//! and per-session state over the store), `journal` (writing the decision log), `reload`
-//! (hot policy reload), `metrics`, `clock`, `error`, `routes`, `mcp` (the MCP front door at
-//! `/mcp`), `hook` (Claude Code's `PreToolUse` hook, tightening only), `attest` (the hook's
-//! attestations of MCP calls), `console` (the approvers' web page at `/console`), `notify` (the
-//! approval webhook).
+//! The pipeline is at the bottom; each feature sits above it on its own state, with its own
+//! router, and `app` joins them. Nothing here imports a module above it.
+//!
+//! Map — the pipeline and what it stands on: `gateway` (the [`gateway::Pipeline`]: decide →
+//! execute / hold / refuse), `prepared` (a call ready to decide, and its front door),
+//! `observe` (upstream facts before a decision), `execute` (follow-ups and state events after),
+//! `approving` (what an ask becomes: holding the call, the approver's answer, the sweeper; the
+//! books themselves are `store::approvals`), `account` (per-account and per-session state over
+//! the store), `journal` (writing the decision log), `notify` (the approval webhook),
+//! `present` (approvals and untrusted text as a person reads them), `attest` (the hook's
+//! attestations of MCP calls), `reload` (rebuilding policy sets), `metrics`, `caller` (bearer
+//! tokens and roles), `wire` (bodies), `clock`, `error`. The features: `routes` (the HTTP
+//! API), `hook` (Claude Code's `PreToolUse` hook, tightening only), `mcp` (the MCP front door
+//! at `/mcp`), `console` (the approvers' web page at `/console`), `admin` (`/healthz`,
+//! `/metrics`, reload). Around them: `app` (the service's state and its one router), `boot`
+//! (a running service from a validated `Config`), `config` (file < env < flags, validated),
+//! `listen` (accept loop, connection cap, timeouts), `body` (size limit and read deadline).
 
 pub mod account;
+pub mod admin;
+pub mod app;
 pub mod approving;
 pub mod attest;
 pub mod body;
@@ -33,52 +41,20 @@ pub mod mcp;
 pub mod metrics;
 pub mod notify;
 pub mod observe;
+pub mod prepared;
+pub mod present;
 pub mod reload;
 pub mod routes;
 pub mod wire;
 
 use std::future::Future;
 
-use axum::routing::{get, post};
 use axum::Router;
 
-pub use gateway::AppState;
+pub use app::AppState;
 
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/v1/authorize", post(routes::authorize))
-        .route("/v1/design/call", post(routes::design_call))
-        .route("/v1/projects/call", post(routes::projects_call))
-        .route("/v1/approvals", get(routes::list_approvals))
-        .route("/v1/approvals/{id}", get(routes::get_approval))
-        .route("/v1/approvals/{id}/approve", post(routes::approve))
-        .route("/v1/approvals/{id}/refuse", post(routes::refuse))
-        .route("/v1/design/consent", post(routes::consent))
-        .route("/v1/design/revoke", post(routes::revoke))
-        .route("/v1/hooks/claude-code", post(hook::claude_code))
-        .route("/v1/admin/reload", post(routes::reload))
-        .route("/healthz", get(routes::healthz))
-        .route("/metrics", get(routes::metrics))
-        .merge(console::router())
-        .merge(mcp::router(state.clone()))
-        .with_state(state)
-}
-
-/// What a reserved connection (past the connection cap) may ask: `/healthz`, nothing else.
-fn health_router(state: AppState) -> Router {
-    Router::new()
-        .route("/healthz", get(routes::healthz))
-        .fallback(|| async { error::ApiError::Busy })
-        .with_state(state)
-}
-
-/// What the separate health listener (`health_listen`) answers: `/healthz`, and a JSON 404
-/// naming it for anything else.
-fn health_listener_router(state: AppState) -> Router {
-    Router::new()
-        .route("/healthz", get(routes::healthz))
-        .fallback(|| async { error::ApiError::HealthOnly })
-        .with_state(state)
+    state.router()
 }
 
 /// Serves the health listener on its own `listener` (own pool, own deadlines: see
@@ -89,7 +65,7 @@ pub async fn run_health(
     limits: config::HttpLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let router = health_listener_router(state);
+    let router = admin::health_listener_router(state.admin);
     let services = listen::Services {
         app: router.clone(),
         health: router,
@@ -117,7 +93,7 @@ pub async fn run_with(
 ) -> std::io::Result<()> {
     let services = listen::Services {
         app: router(state.clone()).layer(axum::Extension(body::BodyLimits::from(&limits))),
-        health: health_router(state),
+        health: admin::health_router(state.admin),
     };
     listen::serve(listener, services, limits, shutdown).await
 }

@@ -114,10 +114,10 @@ async fn serve(config: Config, watch_seconds: u64) -> u8 {
         }
     };
     announce(&config, &booted, &listeners);
-    crate::server::reload::spawn_sighup(booted.state.clone());
+    crate::server::admin::spawn_sighup(booted.state.pipeline.clone());
     if watch_seconds > 0 {
-        crate::server::reload::spawn_watcher(
-            booted.state.clone(),
+        crate::server::admin::spawn_watcher(
+            booted.state.pipeline.clone(),
             std::time::Duration::from_secs(watch_seconds),
         );
     }

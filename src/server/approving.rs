@@ -15,14 +15,14 @@ use tokio::sync::oneshot;
 
 use super::caller::Caller;
 use super::error::ApiError;
-use super::gateway::{AppState, Handled, Prepared};
+use super::gateway::{Handled, Pipeline, Prepared};
 use crate::audit::record::ApprovalAction;
 use crate::authz::Decision;
 use crate::store::approvals::{ApprovalStatus, ApprovalView, CreateError, PendingCall};
 
 pub use sweeper::spawn_sweeper;
 
-impl AppState {
+impl Pipeline {
     /// Holds an asked call for a human, or refuses it (429, logged as the decision's outcome)
     /// when a cap on open approvals would be passed. The call moves into the approval.
     pub(super) async fn hold(
@@ -280,7 +280,7 @@ pub fn approval_note(text: Option<&str>) -> Result<Option<String>, ApiError> {
     }
     if let Some(hidden) = text
         .chars()
-        .find(|c| super::console::shown::is_invisible(*c))
+        .find(|c| super::present::shown::is_invisible(*c))
     {
         return Err(ApiError::BadNote(format!(
             "`note` holds the invisible or control character U+{:04X}: use visible characters only",

@@ -9,9 +9,12 @@ use arc_swap::ArcSwap;
 use futures_util::future::BoxFuture;
 
 use super::account::Account;
+use super::admin::AdminState;
+use super::app::AppState;
 use super::clock::{Clock, SystemClock};
 use super::config::{Config, Upstream};
-use super::gateway::{AppState, Inner};
+use super::console::ConsoleState;
+use super::gateway::{Inner, Pipeline};
 use super::metrics::Metrics;
 use crate::authz::{LoadError, PolicySnapshot};
 use crate::executor::credentials::Credentials;
@@ -223,21 +226,30 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         clock,
         account,
         approvals,
-        console,
         fleet,
         notifier: super::notify::Notifier::start(config.notify.clone()),
-        log_dir: config.log_dir.clone(),
         metrics: Metrics::default(),
         approval_ttl: config.approval_ttl,
         shadow: arc_swap::ArcSwapOption::from(shadow.map(Arc::new)),
         reloader: Some(Arc::new(reloader)),
         journal: journal(config)?,
-        mcp: config.mcp.clone(),
-        metrics_token: config.metrics_token.clone(),
         attestations: Default::default(),
     };
-    let state = AppState(Arc::new(inner));
-    super::approving::spawn_sweeper(&state);
+    let pipeline = Pipeline(Arc::new(inner));
+    super::approving::spawn_sweeper(&pipeline);
+    let state = AppState {
+        console: ConsoleState {
+            pipeline: pipeline.clone(),
+            sessions: Arc::new(console),
+            log_dir: config.log_dir.clone(),
+        },
+        admin: AdminState {
+            pipeline: pipeline.clone(),
+            metrics_token: config.metrics_token.clone(),
+        },
+        mcp: Arc::new(config.mcp.clone()),
+        pipeline,
+    };
     Ok(Booted {
         state,
         upstream_url,

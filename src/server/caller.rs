@@ -1,6 +1,7 @@
 //! server::caller: who is calling — a bearer token from the configuration, mapped to a role
 //! and a principal. Roles are exclusive (SPEC §11): an agent token can never approve, consent,
 //! revoke or reload, and an approver token can never ask (so nobody approves their own call).
+//! Also the random tokens askgate gives out itself (console sessions, CSRF, link keys).
 
 use std::collections::HashMap;
 
@@ -120,4 +121,18 @@ impl Callers {
             )),
         }
     }
+}
+
+/// 256 random bits from the operating system, hex-encoded.
+pub fn random_token() -> String {
+    let mut bytes = [0u8; 32];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No randomness means no safe token: a uuid v4 from a seeded CSPRNG is the fallback.
+        return format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }

@@ -4,6 +4,7 @@
 
 mod approvals;
 mod http;
+pub mod mcp;
 mod notify;
 mod projects;
 mod raw;
@@ -78,7 +79,7 @@ pub struct Config {
     pub refuse_without_log: bool,
     pub log_fsync: bool,
     pub http: HttpLimits,
-    pub mcp: super::mcp::McpSettings,
+    pub mcp: mcp::McpSettings,
     /// The approval webhook (`notify`), if any.
     pub notify: Option<super::notify::WebhookTarget>,
     /// The bearer token `GET /metrics` requires, if any.
@@ -152,7 +153,7 @@ impl Config {
         };
         let approvals = ApprovalLimits::validate(raw.approvals)?;
         let http = HttpLimits::validate(raw.http)?;
-        let mut mcp = super::mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
+        let mut mcp = mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
         mcp.max_body_bytes = http.max_body_bytes;
         let notify = raw
             .notify

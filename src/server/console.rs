@@ -1,18 +1,16 @@
 //! server::console: `/console`, the approvers' web page. Server-rendered (maud), every asset
 //! embedded; sign-in with an approver token into a cookie session, a CSRF token on every form,
 //! and a strict Content-Security-Policy on every response. Approve and refuse go through the
-//! same `AppState::approve` / `refuse` as the API (re-decided, exactly-once follow-up).
+//! same `Pipeline::approve` / `refuse` as the API (re-decided, exactly-once follow-up).
 //!
 //! Map: `session` (cookie sessions and CSRF), `sign_in` (the sign-in page and form),
-//! `throttle` (failed sign-ins per address),
-//! `shown` (untrusted text made visible), `card` (one approval for a person), `decisions`
-//! (recent decisions from the log), `pages` (the HTML).
+//! `throttle` (failed sign-ins per address), `decisions` (recent decisions from the log),
+//! `pages` (the HTML). How an approval and untrusted text are shown to a person is
+//! `server::present`, shared with the webhook and the CLI.
 
-pub mod card;
 pub mod decisions;
 pub mod pages;
 pub mod session;
-pub mod shown;
 mod sign_in;
 pub mod throttle;
 
@@ -26,13 +24,24 @@ use serde::Deserialize;
 
 use super::caller::{Caller, Role};
 use super::error::ApiError;
-use super::AppState;
+use super::gateway::Pipeline;
 use session::{same_token, set_cookie, ConsoleSession, COOKIE};
 
 /// Scripts and styles only from the console's own assets; no inline code, no frames.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-pub fn router() -> Router<AppState> {
+/// The console's own state beside the pipeline.
+#[derive(Clone)]
+pub struct ConsoleState {
+    pub pipeline: Pipeline,
+    /// Approvers signed in to `/console`.
+    pub sessions: std::sync::Arc<session::ConsoleSessions>,
+    /// Where the decision log is written: the console shows recent decisions from it.
+    pub log_dir: Option<std::path::PathBuf>,
+}
+
+/// `/console…`, served on the console's own state.
+pub fn router(state: ConsoleState) -> Router {
     Router::new()
         .route("/console", get(home))
         .route(
@@ -53,6 +62,7 @@ pub fn router() -> Router<AppState> {
         .route("/console/", any(not_found))
         .route("/console/{*unknown}", any(not_found))
         .layer(axum::middleware::map_response(secure_headers))
+        .with_state(state)
 }
 
 async fn secure_headers(mut response: Response) -> Response {
@@ -81,10 +91,10 @@ struct CsrfForm {
     note: String,
 }
 
-impl AppState {
+impl ConsoleState {
     async fn console_session(&self, headers: &HeaderMap) -> Option<ConsoleSession> {
-        let now = self.inner().clock.now();
-        self.inner().console.current(headers, now).await
+        let now = self.pipeline.inner().clock.now();
+        self.sessions.current(headers, now).await
     }
 }
 
@@ -96,20 +106,20 @@ fn to_sign_in() -> Response {
     Redirect::to("/console/sign-in").into_response()
 }
 
-async fn home(State(state): State<AppState>, headers: HeaderMap) -> Response {
+async fn home(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
     let Some(session) = state.console_session(&headers).await else {
         return to_sign_in();
     };
-    let now = state.inner().clock.now();
+    let now = state.pipeline.inner().clock.now();
     let views = pending_newest_first(&state, now).await;
     page(StatusCode::OK, pages::pending(&session, &views, now))
 }
 
-async fn pending_fragment(State(state): State<AppState>, headers: HeaderMap) -> Response {
+async fn pending_fragment(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
     let Some(session) = state.console_session(&headers).await else {
         return StatusCode::UNAUTHORIZED.into_response();
     };
-    let now = state.inner().clock.now();
+    let now = state.pipeline.inner().clock.now();
     let views = pending_newest_first(&state, now).await;
     page(StatusCode::OK, pages::pending_list(&session, &views, now))
 }
@@ -119,10 +129,15 @@ const PENDING: usize = 200;
 const HISTORY: usize = 200;
 
 async fn pending_newest_first(
-    state: &AppState,
+    state: &ConsoleState,
     now: time::OffsetDateTime,
 ) -> Vec<crate::store::approvals::ApprovalView> {
-    let page = state.inner().approvals.page(now, None, PENDING).await;
+    let page = state
+        .pipeline
+        .inner()
+        .approvals
+        .page(now, None, PENDING)
+        .await;
     let mut views = page.map(|page| page.approvals).unwrap_or_default();
     views.reverse();
     views
@@ -140,7 +155,7 @@ async fn not_found() -> Response {
 }
 
 async fn sign_out(
-    State(state): State<AppState>,
+    State(state): State<ConsoleState>,
     headers: HeaderMap,
     Form(form): Form<CsrfForm>,
 ) -> Response {
@@ -148,7 +163,7 @@ async fn sign_out(
         if !same_token(&form.csrf, &session.csrf) {
             return csrf_refused(Some(&session));
         }
-        state.inner().console.signed_out(&headers).await;
+        state.sessions.signed_out(&headers).await;
     }
     let mut response = to_sign_in();
     if let Ok(value) = HeaderValue::from_str(&set_cookie(COOKIE, "", time::Duration::ZERO)) {
@@ -169,26 +184,26 @@ fn csrf_refused(session: Option<&ConsoleSession>) -> Response {
 }
 
 async fn approval_page(
-    State(state): State<AppState>,
+    State(state): State<ConsoleState>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
     let Some(session) = state.console_session(&headers).await else {
         return to_sign_in();
     };
-    let now = state.inner().clock.now();
-    match state.inner().approvals.view(&id, now).await {
+    let now = state.pipeline.inner().clock.now();
+    match state.pipeline.inner().approvals.view(&id, now).await {
         Ok(view) => page(StatusCode::OK, pages::approval(&session, &view, now, None)),
         Err(error) => error_page(&session, &error.into()),
     }
 }
 
-async fn history(State(state): State<AppState>, headers: HeaderMap) -> Response {
+async fn history(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
     let Some(session) = state.console_session(&headers).await else {
         return to_sign_in();
     };
-    let now = state.inner().clock.now();
-    let views = match state.inner().approvals.decided(now, HISTORY).await {
+    let now = state.pipeline.inner().clock.now();
+    let views = match state.pipeline.inner().approvals.decided(now, HISTORY).await {
         Ok(views) => views,
         Err(error) => return error_page(&session, &error.into()),
     };
@@ -196,14 +211,14 @@ async fn history(State(state): State<AppState>, headers: HeaderMap) -> Response 
 }
 
 async fn recent_decisions(
-    State(state): State<AppState>,
+    State(state): State<ConsoleState>,
     headers: HeaderMap,
     Query(query): Query<decisions::DecisionQuery>,
 ) -> Response {
     let Some(session) = state.console_session(&headers).await else {
         return to_sign_in();
     };
-    let Some(dir) = state.inner().log_dir.clone() else {
+    let Some(dir) = state.log_dir.clone() else {
         let text = "no decision log is configured (start serve with --log-dir DIR)";
         return page(StatusCode::OK, pages::decisions(&session, Err(text)));
     };
@@ -222,7 +237,7 @@ async fn recent_decisions(
         Ok(Err(problem)) => return error_text(&session, &problem),
         Err(join) => return error_text(&session, &join.to_string()),
     };
-    let snapshot = state.inner().snapshot.load();
+    let snapshot = state.pipeline.inner().snapshot.load();
     let body = decisions::list(&query, &records, &snapshot);
     page(StatusCode::OK, pages::decisions(&session, Ok(body)))
 }
@@ -235,7 +250,7 @@ fn error_text(session: &ConsoleSession, problem: &str) -> Response {
 }
 
 async fn approve(
-    state: State<AppState>,
+    state: State<ConsoleState>,
     headers: HeaderMap,
     id: Path<String>,
     form: Form<CsrfForm>,
@@ -244,7 +259,7 @@ async fn approve(
 }
 
 async fn refuse(
-    state: State<AppState>,
+    state: State<ConsoleState>,
     headers: HeaderMap,
     id: Path<String>,
     form: Form<CsrfForm>,
@@ -253,7 +268,7 @@ async fn refuse(
 }
 
 async fn decide(
-    State(state): State<AppState>,
+    State(state): State<ConsoleState>,
     headers: HeaderMap,
     Path(id): Path<String>,
     Form(form): Form<CsrfForm>,
@@ -279,11 +294,11 @@ async fn decide(
         Err(error) => return error_page(&session, &error),
     };
     let decided = if approving {
-        state.approve(&caller, &id, note).await
+        state.pipeline.approve(&caller, &id, note).await
     } else {
-        state.refuse(&caller, &id, note).await
+        state.pipeline.refuse(&caller, &id, note).await
     };
-    let now = state.inner().clock.now();
+    let now = state.pipeline.inner().clock.now();
     match decided {
         Ok(view) => {
             let notice = if approving {
@@ -298,7 +313,7 @@ async fn decide(
         }
         Err(ApiError::ApprovalClosed { status, .. }) => {
             // Someone else decided first: show the approval as it is now, and who decided.
-            match state.inner().approvals.view(&id, now).await {
+            match state.pipeline.inner().approvals.view(&id, now).await {
                 Ok(view) => {
                     let by = match (&view.approved_by, view.withdrawn_because()) {
                         (Some(by), _) => by.as_str(),

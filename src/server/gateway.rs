@@ -1,5 +1,8 @@
-//! server::gateway: one call through the service — validate, observe, gather facts, decide
-//! on the current snapshot, then execute (allow), hold for a human (ask) or refuse (deny).
+//! server::gateway: the decision pipeline — one call through the service: validate, observe,
+//! gather facts, decide on the current snapshot, log, then execute (allow), hold for a human
+//! (ask, `server::approving`) or refuse (deny). [`Pipeline`] is the state it needs; the
+//! features above it (the HTTP API, MCP, the hook, the console, admin) each hold it beside
+//! their own state.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,6 +26,9 @@ use crate::facts::{self, DesignObservations, Environment};
 use crate::state::SessionKey;
 use crate::store::approvals::{ApprovalView, Approvals, ApprovedCall};
 
+pub use super::prepared::{FrontDoor, Prepared};
+
+/// What deciding and executing a call needs, shared by every front door and feature.
 pub struct Inner {
     pub snapshot: ArcSwap<PolicySnapshot>,
     /// The hook-mode set (`server::hook`), rebuilt beside the live set on every reload.
@@ -33,63 +39,26 @@ pub struct Inner {
     pub scopes: Vec<String>,
     pub clock: Arc<dyn Clock>,
     pub account: Account,
+    /// The approval books: an ask is held here until an approver decides.
     pub approvals: Approvals,
     /// The approval webhook's sender (does nothing when none is configured).
     pub notifier: super::notify::Notifier,
-    /// Where the decision log is written (the console reads recent decisions from it).
-    pub log_dir: Option<std::path::PathBuf>,
-    /// Approvers signed in to `/console`.
-    pub console: super::console::session::ConsoleSessions,
     pub metrics: Metrics,
     pub approval_ttl: time::Duration,
     /// Evaluated beside the live set on every call; never changes an outcome.
     pub shadow: arc_swap::ArcSwapOption<PolicySnapshot>,
     pub reloader: Option<Arc<super::reload::Reloader>>,
     pub journal: super::journal::Journal,
-    /// The MCP front door's settings (`server::mcp`).
-    pub mcp: super::mcp::McpSettings,
-    /// Hook attestations of MCP calls waiting for their `tools/call` (`server::attest`).
+    /// Hook attestations of MCP calls: the hook files them, the MCP front door takes them.
     pub attestations: super::attest::Attestations,
-    /// The bearer token `GET /metrics` requires, if one is configured.
-    pub metrics_token: Option<String>,
     /// This replica's place in the fleet (`serve --store postgres://…`); `None` in memory.
     pub fleet: Option<Arc<crate::store::postgres::Fleet>>,
 }
 
-/// The service's shared state; cheap to clone.
+/// The decision pipeline (validate, observe, gather facts, decide, log, then execute, hold or
+/// refuse); cheap to clone. Every feature's state holds it.
 #[derive(Clone)]
-pub struct AppState(pub Arc<Inner>);
-
-/// A call after validation and fact gathering, ready to decide.
-pub struct Prepared {
-    pub decision_id: String,
-    /// Whose session: the caller's principal and the session id (plans are kept per key).
-    pub session_key: SessionKey,
-    pub session: crate::facts::Session,
-    pub call: ApprovedCall,
-    pub facts: CallFacts,
-    /// The `local_path` file the decision saw; the executor reads only that same file.
-    pub local_file: Option<LocalFileStat>,
-    /// The client's id for this tool call (MCP `_meta`), logged with the decision.
-    pub tool_use_id: Option<String>,
-    /// How long the asking call will wait for an approver, when it waits (an MCP call's
-    /// `mcp.approval_wait_seconds`): an ask's approval then expires with the wait, so its card
-    /// promises no time nobody is waiting for.
-    pub waits_for: Option<std::time::Duration>,
-    /// The front door the call came through (`None`: a decision taken again at approval).
-    pub front_door: Option<FrontDoor>,
-    /// The policy set the call is decided on: the one its gates were checked on, loaded once
-    /// when the call came in.
-    pub snapshot: Arc<PolicySnapshot>,
-}
-
-/// Which front door a call came through, logged with its decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FrontDoor {
-    Http,
-    Mcp,
-    Hook,
-}
+pub struct Pipeline(pub Arc<Inner>);
 
 /// What the gateway did with a call.
 pub enum Handled {
@@ -106,7 +75,7 @@ pub enum Handled {
     },
 }
 
-impl AppState {
+impl Pipeline {
     pub fn inner(&self) -> &Inner {
         &self.0
     }

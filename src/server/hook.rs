@@ -17,14 +17,15 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::routing::post;
+use axum::{Json, Router};
 use time::OffsetDateTime;
 
 use super::attest::Attestation;
 use super::body::RequestBody;
 use super::caller::Role;
 use super::error::ApiError;
-use super::gateway::{AppState, FrontDoor, Prepared};
+use super::gateway::{FrontDoor, Pipeline, Prepared};
 use crate::authz::{Decision, Outcome, PolicySnapshot};
 use crate::call::{DesignCall, ProjectsCall};
 use crate::facts::session::check_session_text;
@@ -44,8 +45,16 @@ const UNKNOWN_PROJECT: &str = "unknown";
 /// `toolu_` and 24 characters); the other ids are held to the HTTP API's 256.
 const TOOL_USE_ID_BYTES: usize = 128;
 
+/// `POST /v1/hooks/claude-code`, on the pipeline (the hook-mode set and the attestations are
+/// the pipeline's: a reload rebuilds the one, the MCP front door takes the other).
+pub fn router(state: Pipeline) -> Router {
+    Router::new()
+        .route("/v1/hooks/claude-code", post(claude_code))
+        .with_state(state)
+}
+
 pub async fn claude_code(
-    State(state): State<AppState>,
+    State(state): State<Pipeline>,
     headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
@@ -69,7 +78,7 @@ fn attached_project(headers: &HeaderMap) -> Option<String> {
         .map(str::to_string)
 }
 
-impl AppState {
+impl Pipeline {
     async fn hook_answer(
         &self,
         principal: &str,

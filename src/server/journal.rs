@@ -10,7 +10,7 @@ mod metrics;
 use time::OffsetDateTime;
 
 use super::error::ApiError;
-use super::gateway::{FrontDoor, Prepared};
+use super::prepared::{FrontDoor, Prepared};
 use crate::audit::record::{
     format_time, ApprovalAction, ApprovalRecord, ApprovalRecordKind, DecisionOrigin,
     DecisionRecord, FrontDoorV1, OutcomeKind, OutcomeRecord, OutcomeStatus, PolicySetV1, Record,

@@ -11,7 +11,7 @@
 //! `schema` (the tools' shapes), `listing` (which tools the policies leave open), `link` (the
 //! 2026-07-28 approval link: `input_required` with a sealed `requestState`), `call` (one
 //! `tools/call` through the pipeline), `held` (the quota on held calls), `hold` (an asked call
-//! waiting for an approver), `outcome` (tool results), `settings` (the `"mcp"` configuration).
+//! waiting for an approver), `outcome` (tool results); the `"mcp"` configuration is `server::config::mcp`.
 
 pub mod auth;
 pub mod call;
@@ -26,7 +26,6 @@ pub mod owners;
 pub mod request;
 pub mod schema;
 pub mod session;
-pub mod settings;
 
 use std::sync::Arc;
 
@@ -34,17 +33,16 @@ use axum::Router;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
-use super::gateway::AppState;
+use super::gateway::Pipeline;
 
-pub use settings::{McpSettings, RawMcp};
+pub use super::config::mcp::{McpSettings, RawMcp};
 
 /// The path the front door is mounted at.
 pub const PATH: &str = "/mcp";
 
-/// `/mcp` with the auth layer in front of rmcp's service.
-pub fn router(state: AppState) -> Router<AppState> {
+/// `/mcp` (the fast path, then rmcp's service) with the auth layer in front, and `/register`.
+pub fn router(state: Pipeline, settings: Arc<McpSettings>) -> Router {
     let sessions = Arc::new(LocalSessionManager::default());
-    let settings = &state.inner().mcp;
     // Origins are validated even when none is listed (N4): no browser page is accepted
     // unless configured. Bodies obey the service's `http.max_body_bytes`.
     let config = StreamableHttpServerConfig::default()
@@ -59,6 +57,7 @@ pub fn router(state: AppState) -> Router<AppState> {
     ));
     let front = handler::Front {
         state: state.clone(),
+        settings: Arc::clone(&settings),
         held: Arc::new(held::HeldCalls::new(
             settings.max_held,
             settings.max_held_per_caller,

@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::console::card::{kind_label, time_left};
-use super::console::shown::visible_text;
+use super::present::card::{kind_label, time_left};
+use super::present::shown::visible_text;
 use crate::store::approvals::ApprovalView;
 
 /// Messages waiting for delivery; past it a new one is dropped (and counted).

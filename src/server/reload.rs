@@ -6,7 +6,6 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use serde::Serialize;
 
@@ -233,37 +232,6 @@ fn content_hash(path: &std::path::Path) -> Option<ContentHash> {
     use sha2::Digest;
     let bytes = std::fs::read(path).ok()?;
     Some(sha2::Sha256::digest(bytes).into())
-}
-
-/// Polls the directories every `every` and reloads when their fingerprint changes.
-pub fn spawn_watcher(state: super::AppState, every: Duration) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let Some(reloader) = state.inner().reloader.clone() else {
-            return;
-        };
-        loop {
-            // Compared with what the running set was loaded from, so a change made before the
-            // watcher started (or during a load) is applied too.
-            if reloader.fingerprint() != reloader.loaded_from() {
-                state.reload().await;
-            }
-            tokio::time::sleep(every).await;
-        }
-    })
-}
-
-/// Reloads on SIGHUP (Unix).
-pub fn spawn_sighup(state: super::AppState) {
-    tokio::spawn(async move {
-        let Ok(mut hangups) =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
-        else {
-            return;
-        };
-        while hangups.recv().await.is_some() {
-            state.reload().await;
-        }
-    });
 }
 
 pub type SharedReloader = Arc<Reloader>;

@@ -1,23 +1,40 @@
-//! server::routes: the HTTP handlers — thin adapters from requests to the gateway.
+//! server::routes: the HTTP API on the pipeline — `/v1/authorize`, the tool calls, the
+//! approvals (list, show and wait, approve, refuse) and Design consent — thin adapters from
+//! requests to the gateway.
 
 use std::time::Duration;
 
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::routing::{get, post};
+use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::body::RequestBody;
 use super::caller::{Caller, Role};
 use super::error::ApiError;
-use super::gateway::{AppState, Handled};
-use super::journal::LogHealth;
+use super::gateway::{Handled, Pipeline};
 use super::wire::{AuthorizeBody, CallBody, DecisionBody, SessionBody};
 use crate::facts::Session;
 use crate::state::SessionKey;
 use crate::store::approvals::ApprovalStatus;
+
+/// The HTTP API's routes.
+pub fn router(state: Pipeline) -> Router {
+    Router::new()
+        .route("/v1/authorize", post(authorize))
+        .route("/v1/design/call", post(design_call))
+        .route("/v1/projects/call", post(projects_call))
+        .route("/v1/approvals", get(list_approvals))
+        .route("/v1/approvals/{id}", get(get_approval))
+        .route("/v1/approvals/{id}/approve", post(approve))
+        .route("/v1/approvals/{id}/refuse", post(refuse))
+        .route("/v1/design/consent", post(consent))
+        .route("/v1/design/revoke", post(revoke))
+        .with_state(state)
+}
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     super::wire::parse_body(body)
@@ -31,7 +48,7 @@ fn http_session(caller: &Caller, body: &SessionBody) -> Result<(SessionKey, Sess
 }
 
 pub async fn authorize(
-    State(state): State<AppState>,
+    State(state): State<Pipeline>,
     headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
@@ -49,7 +66,7 @@ pub async fn authorize(
 }
 
 pub async fn design_call(
-    state: State<AppState>,
+    state: State<Pipeline>,
     headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
@@ -57,7 +74,7 @@ pub async fn design_call(
 }
 
 pub async fn projects_call(
-    state: State<AppState>,
+    state: State<Pipeline>,
     headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
@@ -65,7 +82,7 @@ pub async fn projects_call(
 }
 
 async fn tool_call(
-    State(state): State<AppState>,
+    State(state): State<Pipeline>,
     headers: HeaderMap,
     RequestBody(body): RequestBody,
     tool: &str,
@@ -106,7 +123,7 @@ const MAX_PAGE: usize = 200;
 
 /// `GET /v1/approvals?limit=N&cursor=C`: pending approvals, oldest first, a page at a time.
 pub async fn list_approvals(
-    State(state): State<AppState>,
+    State(state): State<Pipeline>,
     headers: HeaderMap,
     Query(query): Query<PageQuery>,
 ) -> Result<Json<Value>, ApiError> {
@@ -190,7 +207,7 @@ fn shown_query(text: &str) -> String {
 }
 
 pub async fn get_approval(
-    State(state): State<AppState>,
+    State(state): State<Pipeline>,
     headers: HeaderMap,
     Path(id): Path<String>,
     Query(query): Query<WaitQuery>,
@@ -228,7 +245,7 @@ fn note_of(body: &[u8]) -> Result<Option<String>, ApiError> {
 }
 
 pub async fn approve(
-    State(state): State<AppState>,
+    State(state): State<Pipeline>,
     headers: HeaderMap,
     Path(id): Path<String>,
     RequestBody(body): RequestBody,
@@ -249,7 +266,7 @@ pub async fn approve(
 }
 
 pub async fn refuse(
-    State(state): State<AppState>,
+    State(state): State<Pipeline>,
     headers: HeaderMap,
     Path(id): Path<String>,
     RequestBody(body): RequestBody,
@@ -261,7 +278,7 @@ pub async fn refuse(
 }
 
 pub async fn consent(
-    State(state): State<AppState>,
+    State(state): State<Pipeline>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     state.inner().callers.require(&headers, Role::Approver)?;
@@ -279,7 +296,7 @@ pub async fn consent(
 }
 
 pub async fn revoke(
-    State(state): State<AppState>,
+    State(state): State<Pipeline>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     state.inner().callers.require(&headers, Role::Approver)?;
@@ -293,75 +310,6 @@ pub async fn revoke(
         .map_err(ApiError::Store)?;
     Ok(Json(
         json!({"consent": "agent_design_projects", "granted": false, "note": "plans and verified grants were cleared; durable grants are revoked at claude.ai/design settings"}),
-    ))
-}
-
-pub async fn healthz(State(state): State<AppState>) -> Json<Value> {
-    let snapshot = state.inner().snapshot.load();
-    let reload = state
-        .inner()
-        .reloader
-        .as_ref()
-        .map(|reloader| json!(reloader.status()));
-    let shadow = state
-        .inner()
-        .shadow
-        .load()
-        .as_ref()
-        .map(|shadow| shadow.hash().to_string());
-    let log = state.inner().journal.health(state.inner().clock.now());
-    let store = match &state.inner().fleet {
-        Some(fleet) => fleet.health(),
-        None => crate::store::account::memory_health(),
-    };
-    let degraded = reload
-        .as_ref()
-        .is_some_and(|status| !status["last_error"].is_null())
-        || log.as_ref().is_some_and(LogHealth::is_failing)
-        || !store.ready;
-    Json(json!({
-        "status": if degraded { "degraded" } else { "ok" },
-        "snapshot": snapshot.hash(),
-        "policies": snapshot.len(),
-        "shadow": shadow,
-        "reload": reload,
-        "log": log,
-        "store": store,
-    }))
-}
-
-pub async fn reload(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    state.inner().callers.require(&headers, Role::Approver)?;
-    let report = state.reload().await;
-    Ok(Json(json!(report)))
-}
-
-/// `GET /metrics`: open unless `metrics_token` is configured, then that bearer token only.
-pub async fn metrics(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Result<impl IntoResponse, ApiError> {
-    if let Some(expected) = &state.inner().metrics_token {
-        super::caller::require_token(&headers, expected)?;
-    }
-    let pending = state
-        .inner()
-        .approvals
-        .pending_count(state.inner().clock.now())
-        .await;
-    let mut scraped =
-        super::metrics::scraped::registry(pending, &state.inner().notifier.deliveries);
-    state.inner().journal.scraped(&mut scraped);
-    let text = state.inner().metrics.render(&scraped);
-    Ok((
-        [(
-            axum::http::header::CONTENT_TYPE,
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        )],
-        text,
     ))
 }
 

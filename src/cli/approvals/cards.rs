@@ -8,8 +8,8 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::authz::ApprovalKind;
-use crate::server::console::card::{kind_label, time_left};
-use crate::server::console::shown::visible_text;
+use crate::server::present::card::{kind_label, time_left};
+use crate::server::present::shown::visible_text;
 
 /// The readable card of one approval (as `GET /v1/approvals` returns it).
 pub fn card_text(approval: &Value, now: OffsetDateTime) -> String {

@@ -9,14 +9,14 @@ use std::sync::{Arc, Weak};
 use crate::audit::record::ApprovalAction;
 use crate::server::error::ApiError;
 use crate::server::execute::error_json;
-use crate::server::gateway::{AppState, Inner};
+use crate::server::gateway::{Inner, Pipeline};
 use crate::store::approvals::Withdrawal;
 
 /// Who expiry records name as their author.
 pub const SWEEPER: &str = "askgate";
 
 /// Starts the sweeper; it stops once the service's state is dropped.
-pub fn spawn_sweeper(state: &AppState) {
+pub fn spawn_sweeper(state: &Pipeline) {
     let weak: Weak<Inner> = Arc::downgrade(&state.0);
     let interval = state.inner().approvals.limits().sweep_interval;
     tokio::spawn(async move {

@@ -16,7 +16,7 @@ use crate::audit::record::ApprovalAction;
 use crate::authz::{Approval, ApprovalKind, Decision};
 use crate::server::error::ApiError;
 use crate::server::execute::error_json;
-use crate::server::gateway::{AppState, Prepared};
+use crate::server::gateway::{Pipeline, Prepared};
 use crate::store::approvals::{ApprovalStatus, Claim, PendingCall};
 
 /// Tells the waiting request whether the work's records were written (`Err`: the approval
@@ -24,7 +24,7 @@ use crate::store::approvals::{ApprovalStatus, Claim, PendingCall};
 pub type Started = oneshot::Sender<Result<(), ApiError>>;
 
 pub struct Work {
-    state: AppState,
+    state: Pipeline,
     approver: String,
     /// The approver's note, logged with each `approved` record.
     note: Option<String>,
@@ -36,7 +36,7 @@ pub struct Work {
 }
 
 impl Work {
-    pub fn new(state: AppState, approver: String, note: Option<String>, claim: &Claim) -> Self {
+    pub fn new(state: Pipeline, approver: String, note: Option<String>, claim: &Claim) -> Self {
         Self {
             state,
             approver,

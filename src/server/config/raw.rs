@@ -67,7 +67,7 @@ pub struct RawConfig {
     /// Timeouts, the connection cap and the body limit (`config::http`).
     pub http: Option<super::http::RawHttpLimits>,
     /// The MCP front door (`/mcp`): approval wait, allowed hosts and origins, session cap.
-    pub mcp: Option<crate::server::mcp::RawMcp>,
+    pub mcp: Option<super::mcp::RawMcp>,
     /// The approval webhook (`config::notify`).
     pub notify: Option<super::notify::RawNotify>,
     /// A bearer token `GET /metrics` requires (none: the metrics are open; see

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use maud::{html, Markup};
 use serde::Deserialize;
 
-use super::shown::{shown, shown_dump};
 use crate::audit::query::{tail, RecordFilter};
 use crate::audit::reader::read_file;
 use crate::audit::record::{DecisionRecord, Verdict};
 use crate::audit::{log_files, LogLine, Record};
 use crate::authz::{decide, PolicySnapshot};
+use crate::server::present::shown::{shown, shown_dump};
 
 /// The most log bytes one page reads (newest files first).
 pub const READ_BYTES: u64 = 32 * 1024 * 1024;

@@ -5,9 +5,9 @@
 use maud::{html, Markup, DOCTYPE};
 use time::OffsetDateTime;
 
-use super::card::card;
 use super::session::ConsoleSession;
-use super::shown::shown;
+use crate::server::present::card::card;
+use crate::server::present::shown::shown;
 use crate::store::approvals::{ApprovalStatus, ApprovalView};
 
 fn layout(title: &str, session: Option<&ConsoleSession>, body: Markup) -> Markup {

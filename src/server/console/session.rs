@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use subtle::ConstantTimeEq;
+
+use crate::server::caller::random_token;
 use time::{Duration, OffsetDateTime};
 
 pub use crate::store::console::{ConsoleBook, ConsoleSession, MemoryConsole, MAX_SESSIONS};
@@ -80,20 +82,6 @@ impl ConsoleSessions {
             }
         }
     }
-}
-
-/// 256 random bits from the operating system, hex-encoded.
-pub fn random_token() -> String {
-    let mut bytes = [0u8; 32];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No randomness means no safe token: a uuid v4 from a seeded CSPRNG is the fallback.
-        return format!(
-            "{}{}",
-            uuid::Uuid::new_v4().simple(),
-            uuid::Uuid::new_v4().simple()
-        );
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Whether a submitted CSRF token matches the expected one (constant time).

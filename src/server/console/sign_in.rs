@@ -10,10 +10,10 @@ use axum::{Extension, Form};
 use serde::Deserialize;
 
 use super::session::{self, same_token, set_cookie, COOKIE, SESSION_TTL, SIGN_IN_COOKIE};
+use super::ConsoleState;
 use super::{page, pages, throttle};
 use crate::server::caller::Role;
 use crate::server::listen::Peer;
-use crate::server::AppState;
 
 // As in `CsrfForm`: a missing field is an empty one (a form without `csrf` is a 403).
 #[derive(Debug, Deserialize)]
@@ -25,7 +25,7 @@ pub(super) struct SignInForm {
 }
 
 pub(super) async fn sign_in_page() -> Response {
-    let csrf = session::random_token();
+    let csrf = crate::server::caller::random_token();
     let cookie = set_cookie(SIGN_IN_COOKIE, &csrf, time::Duration::minutes(30));
     let mut response = page(StatusCode::OK, pages::sign_in(&csrf, None));
     if let Ok(value) = HeaderValue::from_str(&cookie) {
@@ -35,14 +35,14 @@ pub(super) async fn sign_in_page() -> Response {
 }
 
 pub(super) async fn sign_in(
-    State(state): State<AppState>,
+    State(state): State<ConsoleState>,
     peer: Option<Extension<Peer>>,
     headers: HeaderMap,
     Form(form): Form<SignInForm>,
 ) -> Response {
     let peer = peer.map_or_else(throttle::unknown_peer, |Extension(Peer(peer))| peer);
-    let console = &state.inner().console;
-    let now = state.inner().clock.now();
+    let console = &state.sessions;
+    let now = state.pipeline.inner().clock.now();
     // Checked before anything else, so that a waiting address learns nothing about a token.
     if let Err(wait) = console.sign_ins.admit(peer, now) {
         return throttled_sign_in(wait);
@@ -51,7 +51,7 @@ pub(super) async fn sign_in(
     if !same_token(&form.csrf, &expected) {
         return refused_sign_in(StatusCode::FORBIDDEN, "the sign-in form expired: try again");
     }
-    let caller = match state.inner().callers.by_token(form.token.trim()) {
+    let caller = match state.pipeline.inner().callers.by_token(form.token.trim()) {
         Some(caller) if caller.role == Role::Approver => caller,
         Some(_) => {
             console.sign_ins.failed(peer, now);
@@ -98,7 +98,7 @@ fn throttled_sign_in(wait: time::Duration) -> Response {
 }
 
 fn refused_sign_in(status: StatusCode, problem: &str) -> Response {
-    let csrf = session::random_token();
+    let csrf = crate::server::caller::random_token();
     let cookie = set_cookie(SIGN_IN_COOKIE, &csrf, time::Duration::minutes(30));
     let mut response = page(status, pages::sign_in(&csrf, Some(problem)));
     if let Ok(value) = HeaderValue::from_str(&cookie) {

@@ -21,7 +21,7 @@ use serde_json::json;
 
 use super::owners::SessionOwners;
 use crate::server::caller::{Caller, Role};
-use crate::server::gateway::AppState;
+use crate::server::gateway::Pipeline;
 
 /// The authenticated caller of one `/mcp` request, put there by [`require_agent`].
 #[derive(Debug, Clone)]
@@ -30,7 +30,7 @@ pub struct McpCaller(pub Caller);
 /// What the layer needs: the callers, rmcp's open sessions and who opened each.
 #[derive(Clone)]
 pub struct Gate {
-    pub state: AppState,
+    pub state: Pipeline,
     pub sessions: Arc<LocalSessionManager>,
     pub owners: Arc<SessionOwners>,
 }

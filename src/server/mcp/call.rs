@@ -1,5 +1,5 @@
 //! server::mcp::call: one `tools/call` through exactly the pipeline of `/v1/design/call` and
-//! `/v1/projects/call` — `AppState::prepare` (parse, observe, facts) then `AppState::handle`
+//! `/v1/projects/call` — `Pipeline::prepare` (parse, observe, facts) then `Pipeline::handle`
 //! (decide, decision log, metrics, executor or a pending approval) — with the outcome turned
 //! into a tool result. An ask holds the call ([`super::hold`]); a 2026-07-28 client that takes
 //! URL elicitation is first told where to approve (`input_required`, [`super::link`]) and its
@@ -19,13 +19,15 @@ use super::outcome;
 use super::request::CallRequest;
 use super::schema::{DESIGN, PROJECTS};
 use super::session::McpSession;
-use crate::server::gateway::{AppState, FrontDoor, Handled};
+use crate::server::config::mcp::McpSettings;
+use crate::server::gateway::{FrontDoor, Handled, Pipeline};
 use crate::server::metrics::LinkStep;
 use crate::store::approvals::{ApprovalStatus, ApprovalView};
 
 /// What a `tools/call` needs beside the service: the held-call quota and the approval links.
 pub struct Front<'a> {
-    pub state: &'a AppState,
+    pub state: &'a Pipeline,
+    pub settings: &'a McpSettings,
     pub held: &'a Arc<HeldCalls>,
     pub links: &'a ApprovalLinks,
 }
@@ -36,7 +38,7 @@ impl Front<'_> {
         request: CallToolRequestParams,
         context: &CallRequest<'_>,
     ) -> CallToolResponse {
-        let public_url = self.state.inner().mcp.public_url.as_deref();
+        let public_url = self.settings.public_url.as_deref();
         let Some(mut session) = McpSession::of(context.parts, context.meta, public_url) else {
             // INVARIANT: the auth layer puts the caller on every `/mcp` request.
             return outcome::error("askgate: this request carries no authenticated caller").into();
@@ -61,7 +63,7 @@ impl Front<'_> {
             let now = inner.clock.now();
             inner.attestations.take(&session.caller.principal, id, now)
         });
-        session.attest(attestation, inner.mcp.require_attestation);
+        session.attest(attestation, self.settings.require_attestation);
         let input = Value::Object(request.arguments.unwrap_or_default());
         let prepared = self
             .state
@@ -72,7 +74,7 @@ impl Front<'_> {
             Err(error) => return outcome::refused_input(&error).into(),
         };
         prepared.tool_use_id = tool_use_id;
-        prepared.waits_for = Some(self.state.inner().mcp.approval_wait);
+        prepared.waits_for = Some(self.settings.approval_wait);
         prepared.front_door = Some(FrontDoor::Mcp);
         let decision_id = prepared.decision_id.clone();
         match self.state.handle_held_open(&session.caller, prepared).await {
@@ -200,6 +202,7 @@ impl Front<'_> {
         };
         Hold {
             state: self.state,
+            settings: self.settings,
             approval,
             decision_id,
             notices: context.notices,
@@ -220,7 +223,7 @@ pub fn approval_url(base_url: &str, id: &str) -> String {
 /// Past `mcp.max_held` (or the caller's `mcp.max_held_per_caller`) the call is answered at
 /// once, so its approval is withdrawn: nobody would receive the result of approving it.
 async fn not_held(
-    state: &AppState,
+    state: &Pipeline,
     approval: &ApprovalView,
     decision_id: &str,
     limit: &HeldLimit,

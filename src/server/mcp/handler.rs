@@ -15,11 +15,13 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use super::request::{CallRequest, Notices};
 use super::session::McpSession;
 use super::{call, listing, outcome};
-use crate::server::gateway::AppState;
+use crate::server::gateway::Pipeline;
 
 #[derive(Clone)]
 pub struct Front {
-    pub state: AppState,
+    pub state: Pipeline,
+    /// The `"mcp"` configuration.
+    pub settings: Arc<crate::server::config::mcp::McpSettings>,
     /// The slots of calls held for an approver, shared by every session.
     pub held: Arc<super::held::HeldCalls>,
     /// The 2026-07-28 approval links (sealed `requestState`s and their redemptions).
@@ -31,6 +33,7 @@ impl Front {
     pub fn calls(&self) -> call::Front<'_> {
         call::Front {
             state: &self.state,
+            settings: &self.settings,
             held: &self.held,
             links: &self.links,
         }
@@ -68,7 +71,7 @@ impl ServerHandler for Front {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let public_url = self.state.inner().mcp.public_url.as_deref();
+        let public_url = self.settings.public_url.as_deref();
         let parts = context.extensions.get::<Parts>();
         let Some(session) =
             parts.and_then(|parts| McpSession::of(parts, &context.meta, public_url))

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::outcome;
 use super::request::Notices;
-use crate::server::gateway::AppState;
+use crate::server::gateway::Pipeline;
 use crate::store::approvals::{ApprovalStatus, ApprovalView};
 use rmcp::model::CallToolResult;
 
@@ -22,7 +22,8 @@ const RUNNING_GRACE: Duration = Duration::from_secs(60);
 
 /// One held call.
 pub struct Hold<'a> {
-    pub state: &'a AppState,
+    pub state: &'a Pipeline,
+    pub settings: &'a crate::server::config::mcp::McpSettings,
     pub approval: &'a ApprovalView,
     pub decision_id: &'a str,
     pub notices: Notices<'a>,
@@ -34,7 +35,7 @@ pub struct Hold<'a> {
 
 /// Withdraws the approval if the held call is dropped before it settles.
 struct Unsettled {
-    state: AppState,
+    state: Pipeline,
     id: String,
     why: String,
     armed: bool,
@@ -80,12 +81,11 @@ impl Hold<'_> {
     /// Waits in slices so progress can be reported between them; gives up at the deadline
     /// (plus a grace for a call already running) or when the client cancels.
     async fn wait(&self) -> Result<ApprovalView, crate::server::error::ApiError> {
-        let inner = self.state.inner();
-        let deadline = tokio::time::Instant::now() + inner.mcp.approval_wait;
+        let deadline = tokio::time::Instant::now() + self.settings.approval_wait;
         let mut reported = 0u32;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let slice = left.min(inner.mcp.progress_every);
+            let slice = left.min(self.settings.progress_every);
             let view = self.wait_slice(slice).await?;
             match view.status {
                 ApprovalStatus::Pending | ApprovalStatus::Running if !left.is_zero() => {}
@@ -128,7 +128,7 @@ impl Hold<'_> {
         let how = if cancelled {
             "its MCP client cancelled the call or went away".to_string()
         } else {
-            let wait = self.state.inner().mcp.approval_wait.as_secs();
+            let wait = self.settings.approval_wait.as_secs();
             format!("it waited {wait} s (`mcp.approval_wait_seconds`) and gave up")
         };
         format!(
@@ -177,7 +177,7 @@ impl Hold<'_> {
             "askgate is holding this call until an approver decides approval `{id}`; \
              the approval is at the link."
         );
-        let wait = self.state.inner().mcp.approval_wait;
+        let wait = self.settings.approval_wait;
         let answer = peer
             .elicit_url_with_timeout(message, url, id.clone(), Some(wait))
             .await;

@@ -54,7 +54,7 @@ pub struct ApprovalLinks {
 impl ApprovalLinks {
     /// A fresh random key: states sealed by another process (or before a restart) do not open.
     pub fn new(bound: usize) -> Self {
-        let key = crate::server::console::session::random_token();
+        let key = crate::server::caller::random_token();
         Self {
             codec: RequestStateCodec::new_unchecked(key.into_bytes()),
             redeemed: Mutex::new(HashMap::new()),

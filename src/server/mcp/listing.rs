@@ -12,12 +12,12 @@ use serde_json::json;
 use super::schema::{design_tool, projects_tool, DESIGN, PROJECTS};
 use super::session::McpSession;
 use crate::authz::{decide, Decision, Outcome};
-use crate::server::gateway::AppState;
+use crate::server::gateway::Pipeline;
 
 /// Policies named `gates.*` close a tool for the whole deployment or session.
 pub const GATE_PREFIX: &str = "gates.";
 
-pub async fn listed(state: &AppState, session: &McpSession) -> Vec<Tool> {
+pub async fn listed(state: &Pipeline, session: &McpSession) -> Vec<Tool> {
     let mut tools = Vec::new();
     if open(state, session, DESIGN).await {
         tools.push(design_tool());
@@ -29,7 +29,7 @@ pub async fn listed(state: &AppState, session: &McpSession) -> Vec<Tool> {
 }
 
 /// The tool's probe is not closed by a gate; any error on the way closes it (fail closed).
-async fn open(state: &AppState, session: &McpSession, tool: &str) -> bool {
+async fn open(state: &Pipeline, session: &McpSession, tool: &str) -> bool {
     let probe = match tool {
         DESIGN => json!({"operation": "list_projects", "arguments": {}}),
         _ => json!({"method": "project_info"}),

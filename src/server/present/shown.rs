@@ -1,4 +1,4 @@
-//! server::console::shown: untrusted text (paths, project names, reasons, ids) rendered so that
+//! server::present::shown: untrusted text (paths, project names, reasons, ids) rendered so that
 //! a person sees exactly what it holds. HTML is escaped (maud); control, bidi, zero-width and
 //! other invisible or default-ignorable code points become visible `\u202e`-style badges; other
 //! non-ASCII characters (possible look-alikes, e.g. Cyrillic `С`) are marked with their code

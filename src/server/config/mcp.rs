@@ -1,4 +1,4 @@
-//! server::mcp::settings: the MCP front door's configuration (`"mcp"` in the config file) —
+//! server::config::mcp: the MCP front door's configuration (`"mcp"` in the config file) —
 //! how long a held call waits for an approver, which `Host` and `Origin` values `/mcp` accepts,
 //! how many MCP sessions may be open, and the public URL approvals are linked from.
 
@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::server::config::ConfigError;
+use super::ConfigError;
 
 /// The `"mcp"` object as written; every key is optional.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -69,7 +69,7 @@ impl Default for McpSettings {
             max_held_per_caller: 16,
             public_url: None,
             require_attestation: false,
-            max_body_bytes: crate::server::config::DEFAULT_MAX_BODY_BYTES,
+            max_body_bytes: super::DEFAULT_MAX_BODY_BYTES,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! server::console::card: one approval rendered for a person — exactly what its JSON card says
+//! server::present::card: one approval rendered for a person — exactly what its JSON card says
 //! (kind, scope sentence, message, paths with writes and deletes apart, the server-verified
 //! project identity with its URL as text), who asks, from which session and tool call, and the
 //! time left. Every untrusted string goes through [`shown`].

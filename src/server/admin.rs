@@ -1,0 +1,154 @@
+//! server::admin: the operator's side of the service — `/healthz` (also the only route of a
+//! connection past the cap and of the separate health listener), `/metrics`, `/v1/admin/reload`,
+//! and the reloads that a changed policy directory or `SIGHUP` start.
+
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use super::caller::Role;
+use super::error::ApiError;
+use super::gateway::Pipeline;
+use super::journal::LogHealth;
+
+/// The operator's state beside the pipeline.
+#[derive(Clone)]
+pub struct AdminState {
+    pub pipeline: Pipeline,
+    /// The bearer token `GET /metrics` requires, if one is configured.
+    pub metrics_token: Option<String>,
+}
+
+/// `/healthz`, `/metrics` and `/v1/admin/reload`.
+pub fn router(state: AdminState) -> Router {
+    Router::new()
+        .route("/v1/admin/reload", post(reload))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .with_state(state)
+}
+
+/// What a reserved connection (past the connection cap) may ask: `/healthz`, nothing else.
+pub fn health_router(state: AdminState) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .fallback(|| async { ApiError::Busy })
+        .with_state(state)
+}
+
+/// What the separate health listener (`health_listen`) answers: `/healthz`, and a JSON 404
+/// naming it for anything else.
+pub fn health_listener_router(state: AdminState) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .fallback(|| async { ApiError::HealthOnly })
+        .with_state(state)
+}
+
+pub async fn healthz(State(admin): State<AdminState>) -> Json<Value> {
+    let state = &admin.pipeline;
+    let snapshot = state.inner().snapshot.load();
+    let reload = state
+        .inner()
+        .reloader
+        .as_ref()
+        .map(|reloader| json!(reloader.status()));
+    let shadow = state
+        .inner()
+        .shadow
+        .load()
+        .as_ref()
+        .map(|shadow| shadow.hash().to_string());
+    let log = state.inner().journal.health(state.inner().clock.now());
+    let store = match &state.inner().fleet {
+        Some(fleet) => fleet.health(),
+        None => crate::store::account::memory_health(),
+    };
+    let degraded = reload
+        .as_ref()
+        .is_some_and(|status| !status["last_error"].is_null())
+        || log.as_ref().is_some_and(LogHealth::is_failing)
+        || !store.ready;
+    Json(json!({
+        "status": if degraded { "degraded" } else { "ok" },
+        "snapshot": snapshot.hash(),
+        "policies": snapshot.len(),
+        "shadow": shadow,
+        "reload": reload,
+        "log": log,
+        "store": store,
+    }))
+}
+
+pub async fn reload(
+    State(admin): State<AdminState>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let state = &admin.pipeline;
+    state.inner().callers.require(&headers, Role::Approver)?;
+    let report = state.reload().await;
+    Ok(Json(json!(report)))
+}
+
+/// `GET /metrics`: open unless `metrics_token` is configured, then that bearer token only.
+pub async fn metrics(
+    State(admin): State<AdminState>,
+    headers: HeaderMap,
+) -> Result<impl IntoResponse, ApiError> {
+    let state = &admin.pipeline;
+    if let Some(expected) = &admin.metrics_token {
+        super::caller::require_token(&headers, expected)?;
+    }
+    let pending = state
+        .inner()
+        .approvals
+        .pending_count(state.inner().clock.now())
+        .await;
+    let mut scraped =
+        super::metrics::scraped::registry(pending, &state.inner().notifier.deliveries);
+    state.inner().journal.scraped(&mut scraped);
+    let text = state.inner().metrics.render(&scraped);
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    ))
+}
+
+/// Polls the directories every `every` and reloads when their fingerprint changes.
+pub fn spawn_watcher(state: Pipeline, every: Duration) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let Some(reloader) = state.inner().reloader.clone() else {
+            return;
+        };
+        loop {
+            // Compared with what the running set was loaded from, so a change made before the
+            // watcher started (or during a load) is applied too.
+            if reloader.fingerprint() != reloader.loaded_from() {
+                state.reload().await;
+            }
+            tokio::time::sleep(every).await;
+        }
+    })
+}
+
+/// Reloads on SIGHUP (Unix).
+pub fn spawn_sighup(state: Pipeline) {
+    tokio::spawn(async move {
+        let Ok(mut hangups) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        else {
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            state.reload().await;
+        }
+    });
+}

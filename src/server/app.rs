@@ -1,0 +1,42 @@
+//! server::app: the service's state as `serve` runs it — the decision pipeline and each
+//! feature's own state beside it — and the one router made of the features' routers.
+
+use std::sync::Arc;
+
+use axum::Router;
+
+use super::admin::AdminState;
+use super::console::ConsoleState;
+use super::gateway::Pipeline;
+use super::mcp::McpSettings;
+
+/// The whole service's state; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub pipeline: Pipeline,
+    pub console: ConsoleState,
+    pub admin: AdminState,
+    /// The MCP front door's settings (`server::mcp`).
+    pub mcp: Arc<McpSettings>,
+}
+
+impl AppState {
+    /// The pipeline's own state (snapshots, stores, journal, metrics, clock).
+    pub fn inner(&self) -> &super::gateway::Inner {
+        self.pipeline.inner()
+    }
+
+    /// Every route: the HTTP API, the hook, MCP, the console and the admin routes, each on its
+    /// own state.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .merge(super::routes::router(self.pipeline.clone()))
+            .merge(super::hook::router(self.pipeline.clone()))
+            .merge(super::mcp::router(
+                self.pipeline.clone(),
+                Arc::clone(&self.mcp),
+            ))
+            .merge(super::console::router(self.console.clone()))
+            .merge(super::admin::router(self.admin.clone()))
+    }
+}
