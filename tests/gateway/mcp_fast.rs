@@ -100,15 +100,8 @@ async fn post(gateway: &Gateway, body: &Value, headers: &[(&str, &str)]) -> Answ
 
 /// `(fast, service)`: the `tools/call`s each path served, from `/metrics`.
 async fn served(gateway: &Gateway) -> (u64, u64) {
-    let text = gateway
-        .http
-        .get(format!("{}/metrics", gateway.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = gateway.get("/metrics", None).await.body;
+    let text = metrics.as_str().unwrap_or("");
     let count = |path: &str| {
         let line = format!("askgate_mcp_tool_calls_total{{path=\"{path}\"}} ");
         text.lines()
