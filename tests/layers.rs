@@ -53,10 +53,19 @@ fn code(path: &Path, text: &str) -> String {
 
 /// The top-level modules named by the `crate::` paths in `code`, grouped imports included.
 fn imported(code: &str) -> Vec<String> {
+    imported_after(code, "crate::")
+}
+
+/// The modules named right after `prefix` (`crate::`, `crate::server::`, `super::`) in `code`.
+fn imported_after(code: &str, prefix: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut rest = code;
-    while let Some(at) = rest.find("crate::") {
-        rest = &rest[at + "crate::".len()..];
+    while let Some(at) = rest.find(prefix) {
+        let before = rest[..at].chars().next_back();
+        rest = &rest[at + prefix.len()..];
+        if before.is_some_and(|ch| ch.is_alphanumeric() || ch == '_' || ch == ':') {
+            continue;
+        }
         if let Some(group) = rest.strip_prefix('{') {
             let mut depth = 0usize;
             let mut item = String::new();
@@ -149,4 +158,102 @@ fn every_top_level_module_has_a_layer() {
 fn grouped_and_nested_imports_are_read() {
     let code = "use crate::{authz::{A, B}, state::C};\nlet x = crate::server::f();";
     assert_eq!(imported(code), ["authz", "state", "server"]);
+}
+
+/// Inside `server`, lowest first: what the pipeline stands on, the pipeline, the features (each
+/// on its own state with its own router), and what assembles them. A module may import its own
+/// group and those below it.
+const SERVER_LAYERS: &[&[&str]] = &[
+    &[
+        "clock", "error", "prepared", "account", "attest", "reload", "present", "caller", "wire",
+        "notify", "execute", "observe", "metrics", "journal", "config", "body", "listen",
+    ],
+    &["gateway", "approving"],
+    &["routes", "hook", "mcp", "console", "admin"],
+    &["app", "boot"],
+];
+
+fn server_layer(module: &str) -> Option<usize> {
+    SERVER_LAYERS
+        .iter()
+        .position(|layer| layer.contains(&module))
+}
+
+/// Every import inside `src/server` from a module up to one of a higher server layer: paths
+/// `crate::server::X` anywhere, and `super::X` in the files directly under `src/server/`.
+fn server_arrows_back_up(server: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(server, &mut files);
+    let mut wrong = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(server).expect("under src/server");
+        let top = relative
+            .components()
+            .next()
+            .and_then(|part| part.as_os_str().to_str())
+            .unwrap_or("")
+            .trim_end_matches(".rs")
+            .to_string();
+        let Some(own) = server_layer(&top) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&file).expect("source is readable");
+        let code = code(&file, &text);
+        let mut modules = imported_after(&code, "crate::server::");
+        if relative.components().count() == 1 {
+            modules.extend(imported_after(&code, "super::"));
+        }
+        for module in modules {
+            if server_layer(&module).is_some_and(|theirs| theirs > own) {
+                wrong.push(format!(
+                    "src/server/{}: `{module}` is above {top}",
+                    relative.display()
+                ));
+            }
+        }
+    }
+    wrong.sort();
+    wrong.dedup();
+    wrong
+}
+
+#[test]
+fn inside_the_server_no_module_imports_a_higher_layer() {
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/server");
+    let wrong = server_arrows_back_up(&server);
+    assert!(
+        wrong.is_empty(),
+        "server imports that run back up:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_server_module_has_a_layer() {
+    let root = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/server.rs"))
+        .expect("server.rs");
+    for line in root.lines() {
+        if let Some(name) = line
+            .strip_prefix("pub mod ")
+            .or_else(|| line.strip_prefix("mod "))
+        {
+            let name = name.trim_end_matches(';');
+            assert!(
+                server_layer(name).is_some(),
+                "server::{name} has no place in SERVER_LAYERS"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_server_check_sees_an_import_that_runs_back_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("gateway.rs"),
+        "use super::console::ConsoleState;\nuse crate::server::hook::router;\n",
+    )
+    .expect("written");
+    let wrong = server_arrows_back_up(dir.path());
+    assert_eq!(wrong.len(), 2, "{wrong:?}");
 }
