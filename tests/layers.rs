@@ -98,13 +98,19 @@ fn head(path: &str) -> String {
         .collect()
 }
 
-/// Every import in `src` that runs from a module up to a module of a higher layer.
-fn arrows_back_up(src: &Path) -> Vec<String> {
+/// Every import under `root` that runs from a module up to one of a higher layer: `layer` places
+/// a module (the first component of a file's path under `root`), `imports` names the modules a
+/// file's code imports (given the code and whether the file lies directly under `root`).
+fn back_up(
+    root: &Path,
+    layer: impl Fn(&str) -> Option<usize>,
+    imports: impl Fn(&str, bool) -> Vec<String>,
+) -> Vec<String> {
     let mut files = Vec::new();
-    sources(src, &mut files);
+    sources(root, &mut files);
     let mut wrong = Vec::new();
     for file in files {
-        let relative = file.strip_prefix(src).expect("under src");
+        let relative = file.strip_prefix(root).expect("under the root");
         let top = relative
             .components()
             .next()
@@ -114,21 +120,21 @@ fn arrows_back_up(src: &Path) -> Vec<String> {
             .to_string();
         let Some(own) = layer(&top) else { continue };
         let text = std::fs::read_to_string(&file).expect("source is readable");
-        for module in imported(&code(&file, &text)) {
-            let Some(theirs) = layer(&module) else {
-                continue;
-            };
-            if theirs > own {
-                wrong.push(format!(
-                    "{}: `crate::{module}` ({module} is above {top})",
-                    relative.display()
-                ));
+        let direct = relative.components().count() == 1;
+        for module in imports(&code(&file, &text), direct) {
+            if layer(&module).is_some_and(|theirs| theirs > own) {
+                wrong.push(format!("{}: `{module}` is above {top}", relative.display()));
             }
         }
     }
     wrong.sort();
     wrong.dedup();
     wrong
+}
+
+/// Every import in `src` that runs from a module up to a module of a higher layer.
+fn arrows_back_up(src: &Path) -> Vec<String> {
+    back_up(src, layer, |code, _| imported(code))
 }
 
 #[test]
@@ -182,39 +188,13 @@ fn server_layer(module: &str) -> Option<usize> {
 /// Every import inside `src/server` from a module up to one of a higher server layer: paths
 /// `crate::server::X` anywhere, and `super::X` in the files directly under `src/server/`.
 fn server_arrows_back_up(server: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    sources(server, &mut files);
-    let mut wrong = Vec::new();
-    for file in files {
-        let relative = file.strip_prefix(server).expect("under src/server");
-        let top = relative
-            .components()
-            .next()
-            .and_then(|part| part.as_os_str().to_str())
-            .unwrap_or("")
-            .trim_end_matches(".rs")
-            .to_string();
-        let Some(own) = server_layer(&top) else {
-            continue;
-        };
-        let text = std::fs::read_to_string(&file).expect("source is readable");
-        let code = code(&file, &text);
-        let mut modules = imported_after(&code, "crate::server::");
-        if relative.components().count() == 1 {
-            modules.extend(imported_after(&code, "super::"));
+    back_up(server, server_layer, |code, direct| {
+        let mut modules = imported_after(code, "crate::server::");
+        if direct {
+            modules.extend(imported_after(code, "super::"));
         }
-        for module in modules {
-            if server_layer(&module).is_some_and(|theirs| theirs > own) {
-                wrong.push(format!(
-                    "src/server/{}: `{module}` is above {top}",
-                    relative.display()
-                ));
-            }
-        }
-    }
-    wrong.sort();
-    wrong.dedup();
-    wrong
+        modules
+    })
 }
 
 #[test]

@@ -54,7 +54,8 @@ pub struct Entry {
     pub max_body_bytes: usize,
 }
 
-/// Messages a held call may send before its result (progress, one per `progress_every`).
+/// Messages a held call may have waiting before its result (progress, one per
+/// `progress_every`); past it a notice is dropped, never waited for.
 const STREAM_BOUND: usize = 16;
 
 pub async fn entry(State(entry): State<Entry>, request: Request) -> Response {
@@ -276,9 +277,11 @@ fn stream(
 }
 
 fn event(message: &ServerJsonRpcMessage) -> Event {
-    Event::default()
-        .json_data(message)
-        .unwrap_or_else(|error| Event::default().comment(format!("unwritable message: {error}")))
+    Event::default().json_data(message).unwrap_or_else(|error| {
+        // INVARIANT: rmcp's messages serialize; were one not to, the stream says so.
+        tracing::error!(%error, "an MCP message could not be written");
+        Event::default().comment(format!("unwritable message: {error}"))
+    })
 }
 
 /// The one value of a header, when it has exactly one and it is text.

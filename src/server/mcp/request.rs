@@ -45,8 +45,10 @@ impl Notices<'_> {
                 let notification =
                     ServerNotification::ProgressNotification(ProgressNotification::new(param));
                 let message = ServerJsonRpcMessage::notification(notification);
-                if stream.send(message).await.is_err() {
-                    tracing::debug!("progress notification not sent: the response is gone");
+                // Never waited on: a client that does not read its stream must not hold the
+                // call past its deadline, so a notice that finds the stream full is dropped.
+                if let Err(error) = stream.try_send(message) {
+                    tracing::debug!(%error, "progress notification not sent");
                 }
             }
         }
