@@ -5,7 +5,7 @@ A write + fdatasync loop on the log's disk, as askgate's writer does it: append 
 LINE bytes to a new file in DIR with one write, sync_data it, again and again for SECONDS. Prints
 the syncs per second, the sync's p50 / p99 and the records per second that one batch per sync
 of BATCH lines would allow, for each BATCH given. Then the same loop in LANES threads at once
-on one file, each with its own descriptor (as the writer's sync lanes do: syncs that overlap),
+on one file, each with its own descriptor (as several writer threads do, `log_sync_threads`: syncs that overlap),
 for each lane count given: the syncs per second the disk completes when they overlap.
 
     python3 benches/http/fsync.py DIR [SECONDS=3] [LINE=1700] [BATCH=1,16] [LANES=1,2,3,4]

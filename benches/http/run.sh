@@ -20,7 +20,7 @@
 # (*-log after its unlogged twin). After the rounds: the logged serve's log phases from
 # /metrics (askgate_log_*: per batch and per record), the bytes per record by kind in LOG_DIR,
 # and the physical limit of LOG_DIR's disk the same minute (benches/http/fsync.py: a write +
-# fdatasync loop, one lane and several overlapping ones, as the writer's sync lanes do).
+# fdatasync loop, one lane and several overlapping ones, as several writer threads do).
 #
 # The no-sync twins (*-nosync): a third `askgate serve --log-dir … --log-durability none`, so
 # the logged path's CPU (encoding, queueing, writing, waking) is told apart from the disk's

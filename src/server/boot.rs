@@ -56,6 +56,7 @@ fn journal(config: &Config) -> Result<super::journal::Journal, BootError> {
     let options = crate::audit::writer::LogOptions {
         durability,
         replica: config.replica_id.clone(),
+        sync_threads: config.log_sync_threads,
         ..crate::audit::writer::LogOptions::default()
     };
     let log = crate::audit::writer::DecisionLog::open(dir, options)

@@ -78,6 +78,8 @@ pub struct Config {
     pub log_dir: Option<PathBuf>,
     pub refuse_without_log: bool,
     pub log_fsync: bool,
+    /// Writer threads with fsync (`audit::writer::LogOptions::sync_threads`).
+    pub log_sync_threads: usize,
     pub http: HttpLimits,
     pub mcp: mcp::McpSettings,
     /// The approval webhook (`notify`), if any.
@@ -151,6 +153,16 @@ impl Config {
                 ))
             }
         };
+        let max = crate::audit::writer::MAX_SYNC_THREADS;
+        let log_sync_threads = match raw.log_sync_threads {
+            None => crate::audit::writer::DEFAULT_SYNC_THREADS,
+            Some(count) => usize::try_from(count)
+                .ok()
+                .filter(|count| (1..=max).contains(count))
+                .ok_or_else(|| {
+                    ConfigError::new("log_sync_threads", format!("{count} is not 1 to {max}"))
+                })?,
+        };
         let approvals = ApprovalLimits::validate(raw.approvals)?;
         let http = HttpLimits::validate(raw.http)?;
         let mut mcp = mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
@@ -200,6 +212,7 @@ impl Config {
             log_dir: raw.log_dir,
             refuse_without_log,
             log_fsync,
+            log_sync_threads,
             listen,
             health_listen,
             upstream,

@@ -10,7 +10,6 @@
 
 use std::time::Instant;
 
-use super::lanes::Lanes;
 use super::pacing::Pacing;
 use super::queue::Filling;
 use super::rotation::Sink;
@@ -21,12 +20,10 @@ use super::LogError;
 /// away once is a rotation; moved away again under every retry, something is wrong.
 const MAX_FOLLOWS: usize = 4;
 
-/// What the writer thread works with.
+/// What the crew's threads work with, one at a time.
 pub(super) struct Writer {
     pub(super) sink: Sink,
     pub(super) pacing: Pacing,
-    /// The sync lanes (none without fsync: every batch then goes one at a time).
-    pub(super) lanes: Option<Lanes>,
 }
 
 /// Writes one batch; a failure is taken back from the file and paces the next attempt.

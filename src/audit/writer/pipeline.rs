@@ -1,70 +1,130 @@
-//! audit::writer::pipeline: the writer thread's loop, with syncs that overlap. A batch that fits
-//! in the open file is written and its sync handed to a lane (`lanes`); the thread goes on to
-//! the next batch while the sync runs, with at most [`SYNC_LANES`] in flight. Batches are
+//! audit::writer::pipeline: the writer threads (the crew) and their pipelined group commit.
+//! Each crew thread (one by default: `LogOptions::sync_threads`) takes the lines that filled
+//! meanwhile, writes them under the crew's lock (one thread at a time, in the order they are
+//! taken) and runs their sync itself, outside the lock, on its own description of the file, so
+//! with several threads their syncs overlap (a disk may complete more overlapping syncs a
+//! second than syncs in a row, but each one later: see `DEFAULT_SYNC_THREADS`). The
+//! thread whose sync completes acknowledges, oldest first, every batch whose sync has completed
+//! and wakes their waiters itself: a line is handed from thread to thread only when an appender
+//! wakes a sleeping crew thread and when that thread wakes the waiting tasks. Batches are
 //! acknowledged in the order they were written, each only when a sync that started after its
-//! bytes were written has completed and the log path still names the file. Anything out of the
-//! ordinary — a rotation, a file replaced, a failure, pacing after one — first settles every
-//! sync in flight and then goes through `commit`'s one-batch-at-a-time path, so a file is
-//! closed or moved from only once every sync on it has completed, and the failure semantics
-//! stay `commit`'s. It must never acknowledge a line before its own sync has completed.
+//! bytes were written has completed and the log path still names the file. Anything out of
+//! the ordinary — a rotation, a file replaced, a failure, pacing after one, no fsync — first
+//! lets every sync in flight settle and then goes through `commit`'s one-batch-at-a-time path
+//! with the file to itself, so a file is closed or moved from only once every sync on it has
+//! completed, and the failure semantics stay `commit`'s. It must never acknowledge a line
+//! before its own sync has completed.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use super::commit::{attempt, Writer};
 use super::health::FailureState;
-use super::lanes::{SyncSlot, Synced, SYNC_LANES};
-use super::queue::{Filling, Next, Queue};
+use super::queue::{Filling, Queue};
 use super::stats::{BatchTimes, Stats};
 use super::LogError;
 
-/// A batch written whose sync is in flight.
+/// What a sync ended with and how long it took.
+type Synced = (std::io::Result<()>, Duration);
+
+/// A batch written whose sync is in flight or done, not yet acknowledged.
 struct InFlight {
+    /// Its place in the order batches were written.
+    id: u64,
     filling: Filling,
     times: BatchTimes,
     /// Its bytes in the file, after those of the batches before it.
     bytes: u64,
-    /// Which of the file's sync descriptions its sync uses.
-    handle: usize,
-    slot: Arc<SyncSlot>,
+    /// Filled in by the thread that ran its sync.
+    synced: Option<Synced>,
 }
 
-/// The writer thread's view: what it shares with the appenders, and the batches in flight.
-struct Flight<'a> {
+/// What the crew threads share under one lock.
+struct CrewState {
+    writer: Writer,
+    /// Oldest first. INVARIANT: in the order the batches were written, each batch's bytes after
+    /// those of the one before it.
+    batches: VecDeque<InFlight>,
+    next_id: u64,
+    /// A thread waits for the file to itself: no batch is pipelined meanwhile.
+    draining: bool,
+    /// A thread settles a failed or moved batch with every other in flight: the others only
+    /// post their syncs' results.
+    settling: bool,
+}
+
+/// The crew's shared state; every crew thread runs [`run`] on it.
+pub(super) struct Crew {
+    state: Mutex<CrewState>,
+    /// A sync's result was posted, or a drain or a settlement ended.
+    changed: Condvar,
+}
+
+impl Crew {
+    pub(super) fn new(writer: Writer) -> Self {
+        Self {
+            state: Mutex::new(CrewState {
+                writer,
+                batches: VecDeque::new(),
+                next_id: 0,
+                draining: false,
+                settling: false,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+}
+
+/// One crew thread's view: its lane (which description of the file it syncs) and what it shares.
+struct Hand<'a> {
+    lane: usize,
+    crew: &'a Crew,
     queue: &'a Queue,
     failures: &'a FailureState,
     stats: &'a Stats,
-    /// Oldest first. INVARIANT: at most `SYNC_LANES` long, in the order the batches were written.
-    batches: VecDeque<InFlight>,
 }
 
-/// The writer thread: one batch after another until the queue is closed and drained.
-pub(super) fn run(mut writer: Writer, queue: &Queue, failures: &FailureState, stats: &Stats) {
-    let mut flight = Flight {
+type Guard<'a> = MutexGuard<'a, CrewState>;
+
+/// A crew thread: one batch after another until the queue is closed and drained.
+pub(super) fn run(lane: usize, crew: &Crew, queue: &Queue, failures: &FailureState, stats: &Stats) {
+    let hand = Hand {
+        lane,
+        crew,
         queue,
         failures,
         stats,
-        batches: VecDeque::with_capacity(SYNC_LANES),
     };
-    loop {
-        flight.acknowledge_completed(&mut writer);
-        if flight.batches.len() >= SYNC_LANES {
-            flight.settle_oldest(&mut writer);
-            continue;
-        }
-        match queue.next() {
-            Next::Lines(filling) => flight.start(&mut writer, filling),
-            Next::Nudged => {}
-            Next::Closed => break,
+    while queue.wait_for_lines() {
+        let state = hand.wait_until(hand.lock(), |state| !state.draining && !state.settling);
+        // Taken under the crew's lock: batches are written in the order they are taken.
+        if let Some(filling) = queue.try_take() {
+            hand.start(state, filling);
         }
     }
-    flight.drain(&mut writer);
 }
 
-impl Flight<'_> {
-    /// Writes a batch: pipelined when it can be, otherwise after settling what is in flight.
-    fn start(&mut self, writer: &mut Writer, filling: Filling) {
+impl<'a> Hand<'a> {
+    fn lock(&self) -> Guard<'a> {
+        self.crew
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits (the lock released meanwhile) until `ready` holds. No deadline here: a sync that
+    /// hangs holds the crew as a hanging `sync_data` would, and the appenders' own deadline
+    /// (`answer_deadline`) answers their calls meanwhile.
+    fn wait_until(&self, state: Guard<'a>, ready: impl Fn(&CrewState) -> bool) -> Guard<'a> {
+        self.crew
+            .changed
+            .wait_while(state, |state| !ready(state))
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Writes a batch: pipelined when it can be, otherwise with the file to itself.
+    fn start(&self, mut state: Guard<'a>, filling: Filling) {
         let times = BatchTimes {
             wait: filling
                 .since
@@ -72,141 +132,167 @@ impl Flight<'_> {
                 .unwrap_or_default(),
             ..BatchTimes::default()
         };
-        match self.handle_for(writer, &filling) {
-            Some(handle) => self.write_pipelined(writer, filling, times, handle),
+        match self.sync_handle(&state, &filling) {
+            Some(file) => self.pipelined(state, filling, times, &file),
             None => {
-                self.drain(writer);
-                self.one_at_a_time(writer, filling, times);
+                state = self.drain(state);
+                self.one_at_a_time(&mut state, filling, times);
+                self.end_drain(state);
             }
         }
     }
 
-    /// The sync description a pipelined batch would use, when it can be pipelined: lanes run,
-    /// no failure is being paced, the path names the open file and the batch fits in it.
-    fn handle_for(&self, writer: &Writer, filling: &Filling) -> Option<usize> {
-        writer.lanes.as_ref()?;
-        if self.failures.current().is_some() {
-            return None;
-        }
+    /// This thread's description of the file, when the batch can be pipelined: fsync, no
+    /// failure is being paced, the path names the open file and the batch fits in it.
+    fn sync_handle(&self, state: &CrewState, filling: &Filling) -> Option<Arc<std::fs::File>> {
+        let sink = &state.writer.sink;
+        let file = sink.sync_handle(self.lane)?;
         let bytes = u64::try_from(filling.bytes.len()).unwrap_or(u64::MAX);
-        if !writer.sink.fits(bytes) || writer.sink.still_current().is_err() {
-            return None;
-        }
-        (0..SYNC_LANES).find(|index| {
-            writer.sink.sync_handle(*index).is_some()
-                && !self.batches.iter().any(|batch| batch.handle == *index)
-        })
+        let usable =
+            self.failures.current().is_none() && sink.fits(bytes) && sink.still_current().is_ok();
+        usable.then_some(file)
     }
 
-    fn write_pipelined(
-        &mut self,
-        writer: &mut Writer,
+    /// Writes the batch under the lock, syncs it outside, then acknowledges what is ready.
+    fn pipelined(
+        &self,
+        mut state: Guard<'a>,
         filling: Filling,
         mut times: BatchTimes,
-        handle: usize,
+        file: &std::fs::File,
     ) {
         let started = Instant::now();
-        if let Err(error) = writer.sink.write(&filling.bytes) {
-            self.drain(writer);
+        if let Err(error) = state.writer.sink.write(&filling.bytes) {
+            let mut state = self.drain(state);
             // Never leave a partial line for the next batch to join.
-            writer.sink.take_back();
-            writer.pacing.record(true, Instant::now());
+            state.writer.sink.take_back();
+            state.writer.pacing.record(true, Instant::now());
             self.finish(filling, times, Err(error));
+            self.end_drain(state);
             return;
         }
         filling.batch.written();
         times.write = started.elapsed();
-        let slot = match (writer.sink.sync_handle(handle), &writer.lanes) {
-            (Some(file), Some(lanes)) => lanes.sync(Arc::clone(&file)).unwrap_or_else(|| {
-                let started = Instant::now();
-                SyncSlot::completed((file.sync_data(), started.elapsed()))
-            }),
-            _ => SyncSlot::completed((Ok(()), Default::default())),
-        };
-        self.batches.push_back(InFlight {
+        let id = state.next_id;
+        state.next_id += 1;
+        state.batches.push_back(InFlight {
+            id,
             bytes: u64::try_from(filling.bytes.len()).unwrap_or(u64::MAX),
             filling,
             times,
-            handle,
-            slot,
+            synced: None,
         });
+        drop(state);
+        let started = Instant::now();
+        let synced = (file.sync_data(), started.elapsed());
+        let mut state = self.lock();
+        if let Some(batch) = state.batches.iter_mut().find(|batch| batch.id == id) {
+            batch.synced = Some(synced);
+        }
+        self.crew.changed.notify_all();
+        if !state.settling {
+            self.acknowledge_ready(state);
+        }
     }
 
     /// Acknowledges, oldest first, every batch whose sync has completed.
-    fn acknowledge_completed(&mut self, writer: &mut Writer) {
-        while let Some(synced) = self.batches.front().and_then(|batch| batch.slot.take()) {
-            if let Some(batch) = self.batches.pop_front() {
-                self.settle(writer, batch, synced);
-            }
+    fn acknowledge_ready(&self, mut state: Guard<'a>) {
+        while state
+            .batches
+            .front()
+            .is_some_and(|batch| batch.synced.is_some())
+        {
+            let Some(batch) = state.batches.pop_front() else {
+                break;
+            };
+            state = self.settle(state, batch);
         }
-    }
-
-    fn settle_oldest(&mut self, writer: &mut Writer) {
-        if let Some(batch) = self.batches.pop_front() {
-            let synced = batch.slot.wait();
-            self.settle(writer, batch, synced);
-        }
-    }
-
-    /// Settles every batch in flight, oldest first.
-    fn drain(&mut self, writer: &mut Writer) {
-        while !self.batches.is_empty() {
-            self.settle_oldest(writer);
+        if state.batches.is_empty() {
+            // A drain may wait for this.
+            self.crew.changed.notify_all();
         }
     }
 
     /// The oldest batch's sync completed: acknowledged when the path still names the file.
-    fn settle(&mut self, writer: &mut Writer, mut batch: InFlight, (result, took): Synced) {
+    fn settle(&self, mut state: Guard<'a>, mut batch: InFlight) -> Guard<'a> {
+        let Some((result, took)) = batch.synced.take() else {
+            return state;
+        };
         batch.times.sync = took;
         let checked = Instant::now();
+        let sink = &state.writer.sink;
         let result = result
-            .map_err(|error| writer.sink.sync_failed(&error))
-            .and_then(|()| writer.sink.still_current());
+            .map_err(|error| sink.sync_failed(&error))
+            .and_then(|()| sink.still_current());
         batch.times.write += checked.elapsed();
         match result {
             Ok(()) => {
-                writer.sink.commit_bytes(batch.bytes);
-                writer.pacing.record(false, Instant::now());
+                state.writer.sink.commit_bytes(batch.bytes);
+                state.writer.pacing.record(false, Instant::now());
                 self.finish(batch.filling, batch.times, Ok(()));
+                state
             }
-            Err(error @ LogError::Replaced { .. }) => self.follow(writer, batch, &error),
-            Err(error) => self.fail_all(writer, batch, error),
+            Err(error @ LogError::Replaced { .. }) => self.follow(state, batch, &error),
+            Err(error) => self.fail_all(state, batch, error),
         }
     }
 
     /// The sync failed: every batch still in flight fails with it (their bytes are cut back).
-    fn fail_all(&mut self, writer: &mut Writer, first: InFlight, error: LogError) {
-        let rest = self.settle_syncs();
-        writer.sink.take_back();
-        writer.pacing.record(true, Instant::now());
+    fn fail_all(&self, state: Guard<'a>, first: InFlight, error: LogError) -> Guard<'a> {
+        let (mut state, rest) = self.settle_syncs(state);
+        state.writer.sink.take_back();
+        state.writer.pacing.record(true, Instant::now());
         for batch in std::iter::once(first).chain(rest) {
             self.finish(batch.filling, batch.times, Err(error.clone()));
         }
+        self.end_settling(state)
     }
 
     /// The file was moved or deleted while written: it is cut back to its acknowledged lines
     /// and every batch in flight is written again, one at a time, to a new file.
-    fn follow(&mut self, writer: &mut Writer, first: InFlight, gone: &LogError) {
-        let rest = self.settle_syncs();
+    fn follow(&self, state: Guard<'a>, first: InFlight, gone: &LogError) -> Guard<'a> {
+        let (mut state, rest) = self.settle_syncs(state);
         self.stats.followed();
         tracing::warn!(error = %gone, "decision log file moved while written; its lines go to a new file");
-        writer.sink.take_back();
+        state.writer.sink.take_back();
         for batch in std::iter::once(first).chain(rest) {
-            self.one_at_a_time(writer, batch.filling, batch.times);
+            self.one_at_a_time(&mut state, batch.filling, batch.times);
         }
+        self.end_settling(state)
     }
 
-    /// Waits for every sync in flight and takes their batches out, unacknowledged.
-    fn settle_syncs(&mut self) -> Vec<InFlight> {
-        let rest: Vec<InFlight> = self.batches.drain(..).collect();
-        for batch in &rest {
-            let _ = batch.slot.wait();
-        }
-        rest
+    /// Waits for every sync in flight and takes their batches out, unacknowledged; the
+    /// others post their results meanwhile and acknowledge nothing.
+    fn settle_syncs(&self, mut state: Guard<'a>) -> (Guard<'a>, Vec<InFlight>) {
+        state.settling = true;
+        let mut state = self.wait_until(state, |state| {
+            state.batches.iter().all(|batch| batch.synced.is_some())
+        });
+        let rest = state.batches.drain(..).collect();
+        (state, rest)
+    }
+
+    fn end_settling(&self, mut state: Guard<'a>) -> Guard<'a> {
+        state.settling = false;
+        self.crew.changed.notify_all();
+        state
+    }
+
+    /// Takes the file to itself: no new batch is pipelined, every one in flight is settled.
+    fn drain(&self, state: Guard<'a>) -> Guard<'a> {
+        let mut state = self.wait_until(state, |state| !state.draining);
+        state.draining = true;
+        self.wait_until(state, |state| state.batches.is_empty() && !state.settling)
+    }
+
+    fn end_drain(&self, mut state: Guard<'a>) {
+        state.draining = false;
+        self.crew.changed.notify_all();
     }
 
     /// `commit`'s path: nothing in flight, the batch written and synced before the next.
-    fn one_at_a_time(&mut self, writer: &mut Writer, filling: Filling, mut times: BatchTimes) {
+    fn one_at_a_time(&self, state: &mut CrewState, filling: Filling, mut times: BatchTimes) {
+        let writer = &mut state.writer;
         let result = match self.failures.current() {
             // Too soon after a failure: refused with its cause, nothing touched (F5).
             Some(failure) if !writer.pacing.wait_at(Instant::now()).is_zero() => Err(failure.error),
@@ -216,7 +302,7 @@ impl Flight<'_> {
     }
 
     /// Records the batch's result, gives its buffers back, then wakes its waiters.
-    fn finish(&mut self, filling: Filling, mut times: BatchTimes, result: Result<(), LogError>) {
+    fn finish(&self, filling: Filling, mut times: BatchTimes, result: Result<(), LogError>) {
         self.failures.record(&result);
         let (lines, bytes, failed) = (filling.ends.len(), filling.bytes.len(), result.is_err());
         let batch = Arc::clone(&filling.batch);
@@ -243,27 +329,93 @@ mod tests {
     use super::super::{DecisionLog, LogOptions};
     use crate::audit::files::sequence_files;
 
-    /// Appenders on several threads with fsync (batches pipelined, syncs overlapping, small
-    /// files so rotations come between them): every acknowledged line is in the files once,
-    /// each thread's in the order it appended them, and no file ends in a partial line.
+    /// Appenders on several threads with fsync (batches pipelined, with three crew threads
+    /// their syncs overlapping, small files so rotations come between them): every
+    /// acknowledged line is in the files once, each thread's in the order it appended them,
+    /// and no file ends in a partial line.
     #[test]
     fn pipelined_batches_keep_every_acknowledged_line_in_order_across_rotations() {
+        for sync_threads in [1, 3] {
+            let dir = tempfile::tempdir().unwrap();
+            let line = record(0).to_line().unwrap().len() as u64;
+            let options = LogOptions {
+                max_file_bytes: 40 * line,
+                sync_threads,
+                ..LogOptions::default()
+            };
+            let log = DecisionLog::open(dir.path(), options).unwrap();
+            append_from_four_threads(&log);
+            drop(log);
+            let mut ids = Vec::new();
+            for (_, path) in sequence_files(dir.path(), None).unwrap() {
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(text.ends_with('\n'), "{}", path.display());
+                ids.extend(ids_of(&text));
+            }
+            assert_eq!(ids.len(), 200, "{sync_threads} threads");
+            assert_each_thread_in_order(&ids);
+        }
+    }
+
+    /// Three crew threads with their syncs overlapping while another tool keeps renaming the
+    /// current file away (logrotate without copytruncate), once more after each group commit
+    /// (a file moved away under every retry of one batch fails it, by design: `commit`'s
+    /// `MAX_FOLLOWS`): no append fails, every acknowledged line is in some file, and every
+    /// file ends at a line's end.
+    #[test]
+    fn overlapping_syncs_follow_a_file_renamed_while_written() {
+        use std::sync::atomic::{AtomicBool, Ordering};
         let dir = tempfile::tempdir().unwrap();
-        let line = record(0).to_line().unwrap().len() as u64;
         let options = LogOptions {
-            max_file_bytes: 40 * line,
+            sync_threads: 3,
             ..LogOptions::default()
         };
         let log = DecisionLog::open(dir.path(), options).unwrap();
-        append_from_four_threads(&log);
-        assert!(log.stats().batches > 0);
+        let done = AtomicBool::new(false);
+        let mut renames = 0;
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                // Set however the appends end, so the renaming below stops.
+                struct Done<'a>(&'a AtomicBool);
+                impl Drop for Done<'_> {
+                    fn drop(&mut self) {
+                        self.0.store(true, Ordering::Relaxed);
+                    }
+                }
+                let _done = Done(&done);
+                append_from_four_threads(&log);
+            });
+            let mut seen = 0;
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                let batches = log.stats().batches;
+                if batches == seen {
+                    continue;
+                }
+                seen = batches;
+                for (_, path) in sequence_files(dir.path(), None).unwrap() {
+                    let moved = dir.path().join(format!("moved-{renames}.jsonl"));
+                    if std::fs::rename(&path, moved).is_ok() {
+                        renames += 1;
+                    }
+                }
+            }
+        });
         drop(log);
-        let mut ids = Vec::new();
-        for (_, path) in sequence_files(dir.path(), None).unwrap() {
-            let text = std::fs::read_to_string(&path).unwrap();
-            assert!(text.ends_with('\n'), "{}", path.display());
+        assert!(renames > 0);
+        let mut ids = std::collections::BTreeSet::new();
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            assert!(text.is_empty() || text.ends_with('\n'));
             ids.extend(ids_of(&text));
         }
-        assert_each_thread_in_order(&ids);
+        for thread in 0..4u32 {
+            for index in 0..50u32 {
+                assert!(
+                    ids.contains(&(thread * 100 + index)),
+                    "{thread}/{index} lost"
+                );
+            }
+        }
     }
 }

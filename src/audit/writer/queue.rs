@@ -1,9 +1,9 @@
-//! audit::writer::queue: the lines waiting for the writer thread. An appender copies its
-//! encoded line into the batch that is filling and joins that batch's completion; the writer
-//! takes the whole batch when it is free, so the next batch fills while the current one is
-//! written and synced (pipelined group commit), and hands the emptied buffers back to be used
-//! again. It bounds the bytes waiting and wakes the writer only when it sleeps. It must not
-//! touch files or decide a batch's result.
+//! audit::writer::queue: the lines waiting for the writer threads. An appender copies its
+//! encoded line into the batch that is filling and joins that batch's completion; a writer
+//! thread takes the whole batch when it is free, so the next batch fills while the current one
+//! is written and synced (pipelined group commit), and hands the emptied buffers back to be
+//! used again. It bounds the bytes waiting and wakes one sleeping writer thread only when none
+//! is already on its way. It must not touch files or decide a batch's result.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
@@ -36,23 +36,13 @@ struct State {
     filling: Filling,
     /// The buffers of the batch last written, emptied, for the next batch to fill.
     spare: Option<Filling>,
-    /// Bytes taken by the writer and not yet answered.
+    /// Bytes taken by the writers and not yet answered.
     in_flight: usize,
-    writer_asleep: bool,
-    /// A sync lane completed since the writer last looked.
-    nudged: bool,
+    /// Writer threads asleep waiting for lines.
+    sleepers: usize,
+    /// One of them was woken and has not looked yet: a line pushed meanwhile wakes no other.
+    wake_pending: bool,
     closed: bool,
-}
-
-/// What the writer thread finds when it looks at the queue.
-#[derive(Debug)]
-pub(super) enum Next {
-    /// The lines that filled meanwhile.
-    Lines(Filling),
-    /// No line waits, but a sync completed: its batch may be acknowledged.
-    Nudged,
-    /// Closed and drained.
-    Closed,
 }
 
 /// Shared by every appender and the writer thread.
@@ -93,57 +83,57 @@ impl Queue {
         filling.ends.push(filling.bytes.len());
         filling.since.get_or_insert_with(Instant::now);
         let batch = Arc::clone(&filling.batch);
-        if state.writer_asleep {
-            state.writer_asleep = false;
+        if state.sleepers > 0 && !state.wake_pending {
+            state.wake_pending = true;
             self.wake_writer.notify_one();
         }
         Ok(batch)
     }
 
-    /// The writer's next batch: blocks until a line waits; `None` once closed and drained.
+    /// The next batch: blocks until a line waits; `None` once closed and drained.
     #[cfg(test)]
     pub(super) fn take(&self) -> Option<Filling> {
         loop {
-            match self.next() {
-                Next::Lines(filling) => return Some(filling),
-                Next::Nudged => continue,
-                Next::Closed => return None,
+            if !self.wait_for_lines() {
+                return None;
+            }
+            if let Some(filling) = self.try_take() {
+                return Some(filling);
             }
         }
     }
 
-    /// The writer's next batch, or word that a sync completed: blocks until either (lines
-    /// first: a nudge left pending is seen on the next look).
-    pub(super) fn next(&self) -> Next {
+    /// Blocks until a line waits (true) or the queue is closed and drained (false). The lines
+    /// are taken with [`Queue::try_take`], which another writer thread may do first.
+    pub(super) fn wait_for_lines(&self) -> bool {
         let mut state = self.lock();
-        while state.filling.ends.is_empty() {
-            if std::mem::take(&mut state.nudged) {
-                return Next::Nudged;
+        loop {
+            if !state.filling.ends.is_empty() {
+                return true;
             }
             if state.closed {
-                return Next::Closed;
+                return false;
             }
-            state.writer_asleep = true;
+            state.sleepers += 1;
             state = self
                 .wake_writer
                 .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);
+            state.sleepers -= 1;
+            state.wake_pending = false;
+        }
+    }
+
+    /// The lines that filled meanwhile, if any.
+    pub(super) fn try_take(&self) -> Option<Filling> {
+        let mut state = self.lock();
+        if state.filling.ends.is_empty() {
+            return None;
         }
         let next = state.spare.take().unwrap_or_default();
         let taken = std::mem::replace(&mut state.filling, next);
         state.in_flight += taken.bytes.len();
-        Next::Lines(taken)
-    }
-
-    /// A sync lane completed: wakes the writer if it sleeps. Set under the lock the writer
-    /// checks it under, so the wake cannot fall between its look and its sleep.
-    pub(super) fn nudge(&self) {
-        let mut state = self.lock();
-        state.nudged = true;
-        if state.writer_asleep {
-            state.writer_asleep = false;
-            self.wake_writer.notify_one();
-        }
+        Some(taken)
     }
 
     /// Gives a written batch's buffers back (its bytes no longer count against the bound).
@@ -162,7 +152,7 @@ impl Queue {
         state.filling.bytes.len() + state.in_flight
     }
 
-    /// No line is accepted from now on; the writer drains what waits, then stops.
+    /// No line is accepted from now on; the writers drain what waits, then stop.
     pub(super) fn close(&self) {
         self.lock().closed = true;
         self.wake_writer.notify_all();

@@ -1,4 +1,4 @@
-//! audit::writer::rotation: the writer thread's current file — which one is open, how much of
+//! audit::writer::rotation: the writer's current file — which one is open, how much of
 //! it holds acknowledged lines, whether the path still names it, and the move to the next file
 //! by size (names come from `audit::files`). It writes and syncs the bytes it is given, keeps
 //! them once `commit`ted and otherwise cuts them back; batching, pacing and acknowledging them
@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::super::files::{log_file_name, sequence_files};
 use super::{Durability, LogError, LogOptions};
 
-/// The writer thread's state: the open file, its sequence number and size.
+/// The writer's state: the open file, its sequence number and size.
 pub(super) struct Sink {
     dir: PathBuf,
     options: LogOptions,
@@ -26,7 +26,7 @@ pub(super) struct Sink {
     pending: u64,
     /// `(dev, ino)` of the open file: the path must still name it for a write to count.
     identity: (u64, u64),
-    /// Descriptions of the open file of their own, one per sync lane (empty without fsync, or
+    /// Descriptions of the open file of their own, one per crew thread (empty without fsync, or
     /// when the file could not be opened again): syncs in flight together each use their own,
     /// because the kernel reports a failed write-back once per description, and two syncs on
     /// one description could let one of them miss it.
@@ -222,17 +222,18 @@ impl Sink {
 
 impl Sink {
     /// Opens `file` again through `/proc/self/fd` (the same file, however its name changes),
-    /// once per sync lane; none at all without fsync or when any open fails (every sync then
-    /// runs on the writer thread, as before lanes).
+    /// once per crew thread; none at all without fsync or when any open fails (every batch
+    /// then goes one at a time, synced on the main description).
     fn sync_handles_of(&self, file: &File) -> Vec<Arc<File>> {
         use std::os::fd::AsRawFd;
         if self.options.durability != Durability::Fsync {
             return Vec::new();
         }
         let own = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
-        let handles: Result<Vec<_>, _> = (0..super::lanes::SYNC_LANES)
-            .map(|_| File::open(&own).map(Arc::new))
-            .collect();
+        let handles: Result<Vec<_>, _> =
+            (0..self.options.sync_threads.clamp(1, super::MAX_SYNC_THREADS))
+                .map(|_| File::open(&own).map(Arc::new))
+                .collect();
         handles.unwrap_or_default()
     }
 }

@@ -35,14 +35,14 @@ pub struct LogStats {
     pub wait: Duration,
     /// Summed over batches: the `write` calls (and the checks that the path names the file).
     pub write: Duration,
-    /// Summed over batches: from handing the batch's `sync_data` to a lane to its completion
-    /// (syncs overlap, so the sum can pass the time the writer ran).
+    /// Summed over batches: the batch's `sync_data` (syncs overlap, so the sum can
+    /// pass the time the crew ran).
     pub sync: Duration,
     /// Summed over batches: handing the result to the waiters.
     pub wake: Duration,
 }
 
-/// How one batch went, as the writer thread timed it.
+/// How one batch went, as the crew timed it.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct BatchTimes {
     pub(super) wait: Duration,

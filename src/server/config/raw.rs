@@ -64,6 +64,8 @@ pub struct RawConfig {
     pub log_failure: Option<String>,
     /// `fsync` (default) or `none`.
     pub log_durability: Option<String>,
+    /// Writer threads with fsync, each running its batch's sync (1 by default; up to 8).
+    pub log_sync_threads: Option<u64>,
     /// Timeouts, the connection cap and the body limit (`config::http`).
     pub http: Option<super::http::RawHttpLimits>,
     /// The MCP front door (`/mcp`): approval wait, allowed hosts and origins, session cap.
@@ -142,6 +144,7 @@ impl RawConfig {
             log_dir: higher.log_dir.or(self.log_dir),
             log_failure: higher.log_failure.or(self.log_failure),
             log_durability: higher.log_durability.or(self.log_durability),
+            log_sync_threads: higher.log_sync_threads.or(self.log_sync_threads),
             http: higher.http.or(self.http),
             mcp: higher.mcp.or(self.mcp),
             notify: higher.notify.or(self.notify),

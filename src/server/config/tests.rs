@@ -1,5 +1,6 @@
-//! server::config::tests: the refusals of `Config::validate` (C7, C12) and the quoting rule of
-//! config file errors (C13); the binary's own refusals are in `tests/hostile/config.rs`.
+//! server::config::tests: the refusals of `Config::validate` (C7, C12, the log's writer
+//! threads) and the quoting rule of config file errors (C13); the binary's own refusals are in
+//! `tests/hostile/config.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
@@ -133,4 +134,21 @@ fn issue_20_a_bad_replica_id_is_refused_naming_the_field() {
         .unwrap()
         .replica_id
         .is_none());
+}
+
+#[test]
+fn log_sync_threads_default_to_one_and_must_be_one_to_eight() {
+    let threads = |count: Option<u64>| {
+        Config::validate(RawConfig {
+            log_sync_threads: count,
+            ..RawConfig::default()
+        })
+    };
+    assert_eq!(threads(None).unwrap().log_sync_threads, 1);
+    assert_eq!(threads(Some(3)).unwrap().log_sync_threads, 3);
+    for wrong in [0, 9, u64::MAX] {
+        let error = threads(Some(wrong)).unwrap_err();
+        assert_eq!(error.field, "log_sync_threads");
+        assert!(error.to_string().contains("is not 1 to 8"), "{error}");
+    }
 }
