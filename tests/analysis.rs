@@ -494,9 +494,8 @@ fn i13_validate_analyze_on_the_baseline_finds_the_knowledge_budget_overflow_and_
 fn i13_question_and_well_formed_guards_never_error() {
     use askgate::analysis::environments::environments;
     use askgate::analysis::expr;
-    use askgate::analysis::solver::Worker;
+    use askgate::analysis::solver::{Expect, Question, Worker};
     use askgate::analysis::wellformed::{condition, Approvals, Literals};
-    use cedar_policy_symcc::CompiledPolicy;
     ensure_cvc5();
     let snapshot = askgate::authz::PolicySnapshot::load(
         &askgate::authz::baseline::schema_source(),
@@ -514,12 +513,85 @@ fn i13_question_and_well_formed_guards_never_error() {
         for approvals in [Approvals::None, Approvals::Any] {
             let body = condition(environment, &literals, approvals).unwrap();
             let policy = expr::question("wellformed", body).unwrap();
-            let compiled = CompiledPolicy::compile(&policy, &environment.env, &schema).unwrap();
+            let question = Question::compile(&policy, environment, &schema, Expect::Proof).unwrap();
             let label = environment.label();
-            let erring = worker.erring(&compiled, &label).unwrap();
+            let erring = worker.erring(&question, &label).unwrap();
             assert!(erring.is_none(), "the condition can err in {label}");
             checked += 1;
         }
     }
     assert_eq!(checked, 53 * 2);
+}
+
+/// A managed rule reserving `secrets/` by `like` patterns, at any depth or only at the top.
+fn secrets_rule(any_depth: bool) -> String {
+    let deeper = if any_depth {
+        r#" || context.lowercase like "*/secrets/*""#
+    } else {
+        ""
+    };
+    format!(
+        r#"@id("example.reserve-secrets")
+@reason("reserved by policy: secrets/")
+forbid (principal, action in Action::"DesignTarget", resource)
+when {{ context.lowercase like "secrets/*"{deeper} || context.lowercase == "secrets" }};
+"#
+    )
+}
+
+/// A question that reads `like` goes to a solver process with the string options and a short
+/// limit; when that process cannot answer (`unknown`), the question is asked again of a plain
+/// process, and the change is still found. The stand-in solver answers `unknown` to every
+/// question when started with the string options and is the real `cvc5` otherwise.
+#[test]
+fn i21_a_string_question_the_fast_solver_cannot_answer_is_asked_again() {
+    use std::os::unix::fs::PermissionsExt;
+    ensure_cvc5();
+    let root = tempfile::tempdir().unwrap();
+    let marker = root.path().join("unknown-answers");
+    let script = root.path().join("solver.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in\n  *\" --strings-fmf \"*)\n    \
+             while IFS= read -r line; do\n      case \"$line\" in\n        \
+             *'(check-sat)'*) echo unknown; echo unknown >> '{}';;\n      esac\n    \
+             done;;\n  *) exec cvc5 \"$@\";;\nesac\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let before = policy_dir(
+        root.path(),
+        "before",
+        &[("secrets.cedar", &secrets_rule(true))],
+    );
+    let after = policy_dir(
+        root.path(),
+        "after",
+        &[("secrets.cedar", &secrets_rule(false))],
+    );
+    let (before, after) = (before.to_str().unwrap(), after.to_str().unwrap());
+    let run = askgate_with(
+        &["diff", before, after, "--format", "json"],
+        &[("CVC5", script.to_str().unwrap())],
+    );
+    assert_eq!(run.code, 5, "{}\n{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let widened = findings(&report, "newly_allowed", "write_target");
+    assert!(!widened.is_empty(), "{report:#}");
+    let (shown_before, shown_after) = assert_reproduces(
+        widened[0],
+        root.path(),
+        &["--policies", before],
+        &["--policies", after],
+    );
+    assert_ne!(shown_before, "allow");
+    assert_eq!(shown_after, "allow");
+    let unknowns = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(
+        unknowns.lines().count() > 0,
+        "the string process was asked and answered unknown"
+    );
 }

@@ -11,7 +11,6 @@
 use std::collections::BTreeSet;
 
 use cedar_policy::Schema;
-use cedar_policy_symcc::CompiledPolicy;
 use serde::Serialize;
 
 use super::answer::{Answer, Category};
@@ -21,13 +20,10 @@ use super::environments::{environments, reaching, Environment};
 use super::expr::{self, Expr};
 use super::outcome::outcome;
 use super::render::{render, Rendered};
-use super::solver::{each, Worker};
+use super::solver::{each, Expect, Question, Worker};
 use super::wellformed::{self, Approvals, Literals};
 use super::AnalysisError;
 use crate::authz::PolicySnapshot;
-
-/// The before side's answer numbers are scaled by this, so their sum names the pair.
-const PAIR_SCALE: i64 = 8;
 
 /// How many proposed requests per environment may show no new real change before the
 /// environment's remaining transitions are concluded alike.
@@ -169,7 +165,9 @@ fn pairs(environment: &Environment) -> Vec<(Answer, Answer)> {
 }
 
 /// The question: a well-formed request, not blocked, whose pair of answers is one of a
-/// transition still `open`.
+/// transition still `open`. The pair is a record looked up in a set of records: the solver
+/// compares it without arithmetic (a sum of scaled codes, bit-blasted with its overflow check,
+/// made every question about 1.6× slower).
 fn question(
     environment: &Environment,
     (wellformed, before, after): (&Expr, &Expr, &Expr),
@@ -180,11 +178,11 @@ fn question(
         pairs(environment)
             .into_iter()
             .filter(|pair| open.contains(&transition(*pair)))
-            .map(|(b, a)| expr::long(b.code() * PAIR_SCALE + a.code())),
+            .map(|(b, a)| expr::pair(expr::long(b.code()), expr::long(a.code()))),
     );
-    let pair = expr::plus(before.clone(), after.clone());
+    let differ = expr::contains(codes, expr::pair(before.clone(), after.clone()));
     let unblocked = expr::all(blocked.iter().cloned().map(expr::not));
-    expr::all([wellformed.clone(), unblocked, expr::contains(codes, pair)])
+    expr::all([wellformed.clone(), unblocked, differ])
 }
 
 fn search(
@@ -195,8 +193,8 @@ fn search(
     environment: &Environment,
 ) -> Result<Searched, AnalysisError> {
     let wellformed = wellformed::condition(environment, literals, Approvals::None)?;
-    let before = outcome(sides.before, environment, PAIR_SCALE);
-    let after = outcome(sides.after, environment, 1);
+    let before = outcome(sides.before, environment);
+    let after = outcome(sides.after, environment);
     let mut open: BTreeSet<Transition> = pairs(environment).into_iter().map(transition).collect();
     let mut blocked = Vec::new();
     let mut misses = 0;
@@ -205,15 +203,9 @@ fn search(
     while !open.is_empty() && misses < MAX_MISSES {
         let body = question(environment, (&wellformed, &before, &after), &open, &blocked);
         let policy = expr::question("analysis.diff", body)?;
-        let compiled =
-            CompiledPolicy::compile(&policy, &environment.env, schema).map_err(|error| {
-                AnalysisError::Compile {
-                    action: label.clone(),
-                    message: error.to_string(),
-                }
-            })?;
+        let question = Question::compile(&policy, environment, schema, Expect::Example)?;
         searched.queries += 1;
-        let example = worker.example(&compiled, &label)?;
+        let example = worker.example(&question, &label)?;
         let Some(example) = example else {
             break;
         };

@@ -172,16 +172,14 @@ pub fn contains(collection: Expr, item: Expr) -> Expr {
     Expr::contains(collection, item)
 }
 
+/// `{before: …, after: …}`.
+pub fn pair(before: Expr, after: Expr) -> Expr {
+    let fields = BTreeMap::from([("before".into(), before), ("after".into(), after)]);
+    Expr::record_arc(Arc::new(fields))
+}
+
 pub fn is_empty(collection: Expr) -> Expr {
     Expr::is_empty(collection)
-}
-
-pub fn plus(left: Expr, right: Expr) -> Expr {
-    Expr::add(left, right)
-}
-
-pub fn times(left: Expr, right: Expr) -> Expr {
-    Expr::mul(left, right)
 }
 
 /// One piece of a `like` pattern.

@@ -8,13 +8,12 @@
 use std::collections::BTreeMap;
 
 use cedar_policy::{Policy, Schema};
-use cedar_policy_symcc::CompiledPolicy;
 use serde::Serialize;
 
 use super::concrete::RawRequest;
 use super::environments::{environments, reaches, Environment};
 use super::expr::{self, Expr};
-use super::solver::{each, Worker};
+use super::solver::{each, Expect, Question, Worker};
 use super::wellformed::{self, Approvals, Literals};
 use super::AnalysisError;
 use crate::authz::PolicySnapshot;
@@ -164,8 +163,7 @@ fn erring(
     wellformed: &Expr,
 ) -> Result<Option<Option<RawRequest>>, AnalysisError> {
     let label = environment.label();
-    let alone = CompiledPolicy::compile(policy, &environment.env, schema)
-        .map_err(|error| compile_error(environment, &error))?;
+    let alone = Question::compile(policy, environment, schema, Expect::Proof)?;
     if worker.erring(&alone, &label)?.is_none() {
         return Ok(None);
     }
@@ -184,15 +182,7 @@ fn compile(
     body: &Expr,
     environment: &Environment,
     schema: &Schema,
-) -> Result<CompiledPolicy, AnalysisError> {
+) -> Result<Question, AnalysisError> {
     let policy = expr::question("analysis.lint", body.clone())?;
-    CompiledPolicy::compile(&policy, &environment.env, schema)
-        .map_err(|error| compile_error(environment, &error))
-}
-
-fn compile_error(environment: &Environment, error: &impl std::fmt::Display) -> AnalysisError {
-    AnalysisError::Compile {
-        action: environment.label(),
-        message: error.to_string(),
-    }
+    Question::compile(&policy, environment, schema, Expect::Proof)
 }

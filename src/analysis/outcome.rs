@@ -10,7 +10,6 @@
 //! errs instead, so the solver does not propose such a request; `validate --analyze` reports
 //! policies that can err), and the second question reads only the asked kinds' approvals
 //! (`approved`). Every request the solver proposes is decided by `decide` before it is shown.
-//! The value is the answer's number (`Answer::code`) times a scale the caller chooses.
 
 use cedar_policy::{Effect, Policy};
 use cedar_policy_core::ast::{ExprKind, UnaryOp};
@@ -108,14 +107,13 @@ fn parts(expr: &Expr, conjunction: bool) -> Vec<&Expr> {
     }
 }
 
-/// The answer's number times `scale` (the before side's numbers are scaled, so that one sum
-/// names a pair of answers without a multiplication the solver would have to bit-blast).
-fn code(answer: Answer, scale: i64) -> Expr {
-    expr::long(answer.code() * scale)
+/// The answer's number.
+fn code(answer: Answer) -> Expr {
+    expr::long(answer.code())
 }
 
 /// The answer `snapshot` gives a request of the (call) `environment`, as its number.
-pub fn call_outcome(snapshot: &PolicySnapshot, environment: &Environment, scale: i64) -> Expr {
+pub fn call_outcome(snapshot: &PolicySnapshot, environment: &Environment) -> Expr {
     let rules = rules(snapshot, environment);
     let any = |keep: &dyn Fn(&Rule) -> bool| {
         expr::any(rules.iter().filter(|r| keep(r)).map(|r| r.holds.clone()))
@@ -141,27 +139,23 @@ pub fn call_outcome(snapshot: &PolicySnapshot, environment: &Environment, scale:
     let any_ask = expr::any(asked.values().cloned());
     let ask = expr::ite(
         expr::and(second_permits, expr::not(second_forbids)),
-        ask_code(&asked, environment, scale),
-        code(Answer::Deny, scale),
+        ask_code(&asked, environment),
+        code(Answer::Deny),
     );
     expr::ite(
         hard,
-        code(Answer::Deny, scale),
+        code(Answer::Deny),
         expr::ite(
             any_ask,
             ask,
-            expr::ite(
-                permitted,
-                code(Answer::Allow, scale),
-                code(Answer::Deny, scale),
-            ),
+            expr::ite(permitted, code(Answer::Allow), code(Answer::Deny)),
         ),
     )
 }
 
 /// The ask's kind: the first asked (consent, grant, plan, batch). A grant card needs the
 /// project's verified identity; without it `decide` denies.
-fn ask_code(asked: &Asked, environment: &Environment, scale: i64) -> Expr {
+fn ask_code(asked: &Asked, environment: &Environment) -> Expr {
     let grant_card = if environment.resource == "AttachedProject" {
         expr::truth(false)
     } else {
@@ -170,14 +164,14 @@ fn ask_code(asked: &Asked, environment: &Environment, scale: i64) -> Expr {
     asked
         .iter()
         .rev()
-        .fold(code(Answer::Deny, scale), |otherwise, (kind, applies)| {
+        .fold(code(Answer::Deny), |otherwise, (kind, applies)| {
             let answer = match kind {
                 ApprovalKind::Grant => expr::ite(
                     grant_card.clone(),
-                    code(Answer::Ask(*kind), scale),
-                    code(Answer::Deny, scale),
+                    code(Answer::Ask(*kind)),
+                    code(Answer::Deny),
                 ),
-                _ => code(Answer::Ask(*kind), scale),
+                _ => code(Answer::Ask(*kind)),
             };
             expr::ite(applies.clone(), answer, otherwise)
         })
@@ -185,7 +179,7 @@ fn ask_code(asked: &Asked, environment: &Environment, scale: i64) -> Expr {
 
 /// Whether `snapshot` classifies a target of the (target) `environment` as ordinary (allow)
 /// or blocked (deny), as its number.
-pub fn target_outcome(snapshot: &PolicySnapshot, environment: &Environment, scale: i64) -> Expr {
+pub fn target_outcome(snapshot: &PolicySnapshot, environment: &Environment) -> Expr {
     let rules = rules(snapshot, environment);
     let of = |effect: Effect| {
         expr::any(
@@ -197,16 +191,16 @@ pub fn target_outcome(snapshot: &PolicySnapshot, environment: &Environment, scal
     };
     expr::ite(
         expr::and(of(Effect::Permit), expr::not(of(Effect::Forbid))),
-        code(Answer::Allow, scale),
-        code(Answer::Deny, scale),
+        code(Answer::Allow),
+        code(Answer::Deny),
     )
 }
 
 /// The answer of `snapshot` in `environment`, whichever kind of environment it is.
-pub fn outcome(snapshot: &PolicySnapshot, environment: &Environment, scale: i64) -> Expr {
+pub fn outcome(snapshot: &PolicySnapshot, environment: &Environment) -> Expr {
     if environment.is_target() {
-        target_outcome(snapshot, environment, scale)
+        target_outcome(snapshot, environment)
     } else {
-        call_outcome(snapshot, environment, scale)
+        call_outcome(snapshot, environment)
     }
 }

@@ -1,19 +1,37 @@
 //! analysis::solver: the `cvc5` processes behind Cedar's symbolic compiler. The solver's path
 //! is `$CVC5` or `cvc5` on `PATH` (the convention of `cedar-policy-symcc`); a solver that cannot
 //! be started is `AnalysisError::SolverMissing`, naming `cvc5`. Work is spread over workers,
-//! one thread each with its own solver process, started once and reused for every query of
-//! that worker (cvc5 is reset between queries, not restarted).
+//! one thread each. A worker asks a question whose policies read `like` of a solver process
+//! started with the string options (`STRINGS`), any other of a plain one, and replaces each
+//! process once it has spent `PROCESS_BUDGET` answering (cvc5 is reset between questions).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
+use cedar_policy::{Policy, Schema};
+use cedar_policy_core::ast;
+use cedar_policy_symcc::err::Error as SymccError;
 use cedar_policy_symcc::solver::LocalSolver;
 use cedar_policy_symcc::{CedarSymCompiler, CompiledPolicy, Env};
+use tokio::runtime::Runtime;
 
+use super::environments::Environment;
 use super::AnalysisError;
 
-/// cvc5 arguments: a 60 s limit per query, and the string solver `like` needs on cvc5 1.0.3.
-const ARGUMENTS: [&str; 4] = ["--lang", "smt", "--tlimit-per=60000", "--strings-exp"];
+/// cvc5 arguments: the string solver `like` needs on cvc5 1.0.3 (each kind adds its limit).
+const ARGUMENTS: [&str; 3] = ["--lang", "smt", "--strings-exp"];
+
+/// A plain process's limit per question.
+const PLAIN_LIMIT: &str = "--tlimit-per=60000";
+
+/// Added for a question that reads `like`: finite model finding for strings (string lengths
+/// bounded, the bound raised as needed; a bound is a decision, not an assumption, so an
+/// `unsat` stays an `unsat`). Measured on `secrets-pattern-narrowed`'s questions with cvc5
+/// 1.0.3: a satisfiable one 2.2–3.6 s without it, 0.25–0.44 s with it. Without `like` it is
+/// much slower (the wide fixtures took 23–54 s with it), hence two kinds of process. Its limit
+/// is short: a question it cannot answer in time (`unknown`) is asked again of a plain process.
+const STRINGS: [&str; 2] = ["--strings-fmf", "--tlimit-per=10000"];
 
 /// The environment variable naming the solver executable.
 pub const SOLVER_VARIABLE: &str = "CVC5";
@@ -52,11 +70,97 @@ pub fn probe() -> Result<(), AnalysisError> {
     }
 }
 
-/// One worker: a solver process behind the symbolic compiler, driven from a synchronous
-/// caller on the worker's own runtime.
-pub struct Worker {
-    runtime: tokio::runtime::Runtime,
+/// A solver process is replaced by a fresh one once it has spent this long answering. cvc5
+/// 1.0.3 slows down across `(reset)`s: on `dont-ask-deleted`'s 44 questions of one worker,
+/// the n-th question took about 42 ms + 2.2 ms × n in one process: 4.0 s for all 44, against
+/// 2.0 s in fresh processes. A start costs about 12 ms, so a process that answers many small
+/// questions (`validate --analyze`) is kept longer than one answering a few large ones.
+const PROCESS_BUDGET: Duration = Duration::from_millis(150);
+
+/// Which options a question's solver process runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Plain,
+    /// `STRINGS` added: for a question that reads `like`.
+    Strings,
+}
+
+/// What a question mostly ends in, which decides the options of the process it is asked of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// An example (`diff`: a request the two sides answer differently): a question that reads
+    /// `like` is asked of a `Strings` process.
+    Example,
+    /// A proof that there is none (`validate --analyze`: a rule that cannot err, that applies):
+    /// always a plain process. With `--strings-fmf` the baseline's analysis took 7.6 s, not 3.4.
+    Proof,
+}
+
+impl Kind {
+    fn of(policy: &Policy, expect: Expect) -> Self {
+        if expect == Expect::Proof {
+            return Self::Plain;
+        }
+        let condition = AsRef::<ast::Policy>::as_ref(policy).condition();
+        let reads_like = condition
+            .subexpressions()
+            .any(|node| matches!(node.expr_kind(), ast::ExprKind::Like { .. }));
+        if reads_like {
+            Self::Strings
+        } else {
+            Self::Plain
+        }
+    }
+
+    fn of_both(first: &Question, second: &Question) -> Self {
+        if first.kind == Self::Strings || second.kind == Self::Strings {
+            Self::Strings
+        } else {
+            Self::Plain
+        }
+    }
+}
+
+/// A policy compiled for one request environment, with the kind of process it is asked of.
+pub struct Question {
+    compiled: CompiledPolicy,
+    kind: Kind,
+}
+
+impl Question {
+    /// Compiles `policy` for `environment`; an error names the environment.
+    pub fn compile(
+        policy: &Policy,
+        environment: &Environment,
+        schema: &Schema,
+        expect: Expect,
+    ) -> Result<Self, AnalysisError> {
+        let compiled =
+            CompiledPolicy::compile(policy, &environment.env, schema).map_err(|error| {
+                AnalysisError::Compile {
+                    action: environment.label(),
+                    message: error.to_string(),
+                }
+            })?;
+        Ok(Self {
+            compiled,
+            kind: Kind::of(policy, expect),
+        })
+    }
+}
+
+/// One solver process and the symbolic compiler over it, with the time it spent answering.
+struct Process {
     compiler: CedarSymCompiler<LocalSolver>,
+    busy: Duration,
+}
+
+/// One worker: its solver processes, driven from a synchronous caller on the worker's own
+/// runtime, each started on its first question and replaced after `PROCESS_BUDGET`.
+pub struct Worker {
+    runtime: Runtime,
+    plain: Option<Process>,
+    strings: Option<Process>,
 }
 
 impl Worker {
@@ -65,69 +169,157 @@ impl Worker {
             .enable_all()
             .build()
             .map_err(|error| AnalysisError::Runtime(error.to_string()))?;
-        let path = solver_path();
-        let missing = |message: String| AnalysisError::SolverMissing {
-            path: path.clone(),
-            message,
-        };
-        // The solver is a child process of the runtime's reactor.
-        let _entered = runtime.enter();
-        let mut command = tokio::process::Command::new(&path);
-        command.args(ARGUMENTS).kill_on_drop(true);
-        let solver = LocalSolver::from_command(&mut command).map_err(|e| missing(e.to_string()))?;
-        let compiler = CedarSymCompiler::new(solver).map_err(|e| missing(e.to_string()))?;
-        drop(_entered);
-        Ok(Self { runtime, compiler })
+        Ok(Self {
+            runtime,
+            plain: None,
+            strings: None,
+        })
     }
 
-    /// A request `policy` matches, if there is one.
+    /// Asks `question` of the process of `kind`: a fresh one when there is none or this one
+    /// has spent its budget.
+    fn ask_of<T>(
+        &mut self,
+        kind: Kind,
+        question: &impl Fn(&Runtime, &mut CedarSymCompiler<LocalSolver>) -> Result<T, Unanswered>,
+    ) -> Result<Result<T, Unanswered>, AnalysisError> {
+        let slot = match kind {
+            Kind::Plain => &mut self.plain,
+            Kind::Strings => &mut self.strings,
+        };
+        let process = match slot {
+            Some(process) if process.busy < PROCESS_BUDGET => process,
+            _ => {
+                // The old process is dropped (and killed) before the new one starts.
+                *slot = None;
+                slot.insert(Process {
+                    compiler: spawn(&self.runtime, kind)?,
+                    busy: Duration::ZERO,
+                })
+            }
+        };
+        let started = Instant::now();
+        let answer = question(&self.runtime, &mut process.compiler);
+        process.busy += started.elapsed();
+        Ok(answer)
+    }
+
+    /// Asks `question` of a process of `kind`; a `Strings` process's `unknown` (its short
+    /// limit ran out) is asked again of a plain one.
+    fn ask<T>(
+        &mut self,
+        kind: Kind,
+        label: &str,
+        question: impl Fn(&Runtime, &mut CedarSymCompiler<LocalSolver>) -> Result<T, Unanswered>,
+    ) -> Result<T, AnalysisError> {
+        let answer = match self.ask_of(kind, &question)? {
+            Err(Unanswered::Unknown) if kind == Kind::Strings => {
+                self.strings = None;
+                self.ask_of(Kind::Plain, &question)?
+            }
+            answer => answer,
+        };
+        answer.map_err(|unanswered| match unanswered {
+            Unanswered::Unknown => solver_error(label, &SymccError::SolverUnknown),
+            Unanswered::Failed(message) => solver_error(label, &message),
+        })
+    }
+
+    /// A request `question` matches, if there is one.
     pub fn example(
         &mut self,
-        policy: &CompiledPolicy,
+        question: &Question,
         label: &str,
     ) -> Result<Option<Env>, AnalysisError> {
-        let compiler = &mut self.compiler;
-        self.runtime
-            .block_on(compiler.check_never_matches_with_counterexample_opt(policy))
-            .map_err(|error| solver_error(label, &error))
+        let compiled = &question.compiled;
+        self.ask(question.kind, label, |runtime, compiler| {
+            runtime
+                .block_on(compiler.check_never_matches_with_counterexample_opt(compiled))
+                .map_err(Unanswered::from)
+        })
     }
 
-    /// Whether `policy` matches no request.
+    /// Whether `question` matches no request.
     pub fn never_matches(
         &mut self,
-        policy: &CompiledPolicy,
+        question: &Question,
         label: &str,
     ) -> Result<bool, AnalysisError> {
-        let compiler = &mut self.compiler;
-        self.runtime
-            .block_on(compiler.check_never_matches_opt(policy))
-            .map_err(|error| solver_error(label, &error))
+        let compiled = &question.compiled;
+        self.ask(question.kind, label, |runtime, compiler| {
+            runtime
+                .block_on(compiler.check_never_matches_opt(compiled))
+                .map_err(Unanswered::from)
+        })
     }
 
-    /// A request on which `policy` fails to evaluate, if there is one.
+    /// A request on which `question` fails to evaluate, if there is one.
     pub fn erring(
         &mut self,
-        policy: &CompiledPolicy,
+        question: &Question,
         label: &str,
     ) -> Result<Option<Env>, AnalysisError> {
-        let compiler = &mut self.compiler;
-        self.runtime
-            .block_on(compiler.check_never_errors_with_counterexample_opt(policy))
-            .map_err(|error| solver_error(label, &error))
+        let compiled = &question.compiled;
+        self.ask(question.kind, label, |runtime, compiler| {
+            runtime
+                .block_on(compiler.check_never_errors_with_counterexample_opt(compiled))
+                .map_err(Unanswered::from)
+        })
     }
 
     /// A request `first` matches and `second` does not, if there is one.
     pub fn beyond(
         &mut self,
-        first: &CompiledPolicy,
-        second: &CompiledPolicy,
+        first: &Question,
+        second: &Question,
         label: &str,
     ) -> Result<Option<Env>, AnalysisError> {
-        let compiler = &mut self.compiler;
-        self.runtime
-            .block_on(compiler.check_matches_implies_with_counterexample_opt(first, second))
-            .map_err(|error| solver_error(label, &error))
+        let (first_compiled, second_compiled) = (&first.compiled, &second.compiled);
+        self.ask(Kind::of_both(first, second), label, |runtime, compiler| {
+            runtime
+                .block_on(
+                    compiler.check_matches_implies_with_counterexample_opt(
+                        first_compiled,
+                        second_compiled,
+                    ),
+                )
+                .map_err(Unanswered::from)
+        })
     }
+}
+
+/// Why a solver process gave no answer: `unknown` (its limit ran out), or any other failure.
+enum Unanswered {
+    Unknown,
+    Failed(String),
+}
+
+impl From<SymccError> for Unanswered {
+    fn from(error: SymccError) -> Self {
+        match error {
+            SymccError::SolverUnknown => Self::Unknown,
+            other => Self::Failed(other.to_string()),
+        }
+    }
+}
+
+/// A solver process of `kind` and the symbolic compiler over it (the process is a child of
+/// the runtime's reactor, killed when the compiler is dropped).
+fn spawn(runtime: &Runtime, kind: Kind) -> Result<CedarSymCompiler<LocalSolver>, AnalysisError> {
+    let path = solver_path();
+    let missing = |message: String| AnalysisError::SolverMissing {
+        path: path.clone(),
+        message,
+    };
+    let _entered = runtime.enter();
+    let mut command = tokio::process::Command::new(&path);
+    command.args(ARGUMENTS).kill_on_drop(true);
+    match kind {
+        Kind::Plain => command.arg(PLAIN_LIMIT),
+        Kind::Strings => command.args(STRINGS),
+    };
+    let solver = LocalSolver::from_command(&mut command).map_err(|e| missing(e.to_string()))?;
+    CedarSymCompiler::new(solver).map_err(|e| missing(e.to_string()))
 }
 
 fn solver_error(label: &str, error: &impl std::fmt::Display) -> AnalysisError {
