@@ -26,6 +26,10 @@
 # the logged path's CPU (encoding, queueing, writing, waking) is told apart from the disk's
 # sync: read-log ≈ read-nosync means the sync is not what limits logged reads.
 #
+# The room twins (*-room): a fourth `askgate serve --log-dir …` (fsync) with `log_room_bytes`
+# LOG_ROOM (1048576): the open file kept zero-filled past its last line, so a sync flushes data
+# without growing the file (audit::writer::room).
+#
 # Starts `askgate serve` (release, embedded defaults: in-process sandbox), the HTTP floor
 # (benches/http/floor.rs, a bare axum handler outside the production router: checks the
 # bearer, parses the body with the service's extractor and request type, answers a constant),
@@ -72,6 +76,8 @@ CERBOS_PORT=$((PORT + 3))
 CERBOS_GRPC_PORT=$((PORT + 4))
 LOG_PORT=$((PORT + 5))
 NOSYNC_PORT=$((PORT + 6))
+ROOM_PORT=$((PORT + 7))
+LOG_ROOM=${LOG_ROOM:-1048576}
 CASES=${CASES:-}
 LOGGED=${LOGGED:-1}
 WITH_PEERS=${WITH_PEERS:-1}
@@ -135,6 +141,14 @@ start_nosync_serve() { # the logged serve without sync (--log-durability none) o
     > "$WORK/serve-nosync.log" 2>&1 &
   PIDS+=("$!")
   wait_for "http://127.0.0.1:$NOSYNC_PORT/healthz" "askgate serve --log-durability none"
+}
+start_room_serve() { # the logged serve with log_room_bytes LOG_ROOM on ROOM_PORT
+  echo "{\"log_room_bytes\": $LOG_ROOM}" > "$WORK/room.json"
+  $BIN serve --listen "127.0.0.1:$ROOM_PORT" --log-dir "$WORK/room-logs" --config "$WORK/room.json" \
+    > "$WORK/serve-room.log" 2>&1 &
+  ROOM_SERVE=$!
+  PIDS+=("$ROOM_SERVE")
+  wait_for "http://127.0.0.1:$ROOM_PORT/healthz" "askgate serve with log_room_bytes"
 }
 api() { # token path [body]
   curl -s -X POST "localhost:$API_PORT$2" -H "Authorization: Bearer $1" ${3:+-d "$3"}
@@ -207,6 +221,9 @@ if [ "$LOGGED" = 1 ]; then
   LOG_PLAN_TOKENS=$(mint_plans)
   start_nosync_serve
   API_PORT=$NOSYNC_PORT
+  prepare_account
+  start_room_serve
+  API_PORT=$ROOM_PORT
   prepare_account
   API_PORT=$PORT
 fi
@@ -335,6 +352,7 @@ define() { # name url kind token connections expect (skipped when CASES does not
 A="http://127.0.0.1:$PORT"
 L="http://127.0.0.1:$LOG_PORT"
 N="http://127.0.0.1:$NOSYNC_PORT"
+R="http://127.0.0.1:$ROOM_PORT"
 F="http://127.0.0.1:$FLOOR_PORT/_bench/floor"
 ALLOW='"decision":"allow"'
 ASK='"permissionDecision":"ask"'
@@ -346,8 +364,10 @@ define floor        "$F"                 read   $AGENT "$C" "$ALLOW"
 define read         "$A/v1/authorize"    read   $AGENT "$C" "$ALLOW"
 logged read-log     "$L/v1/authorize"    read   $AGENT "$C" "$ALLOW"
 logged read-nosync  "$N/v1/authorize"    read   $AGENT "$C" "$ALLOW"
+logged read-room    "$R/v1/authorize"    read   $AGENT "$C" "$ALLOW"
 define grant-write  "$A/v1/authorize"    grant  $AGENT "$C" "$ALLOW"
 logged grant-write-log "$L/v1/authorize" grant  $AGENT "$C" "$ALLOW"
+logged grant-write-room "$R/v1/authorize" grant $AGENT "$C" "$ALLOW"
 define floor-plan   "$F"                 plan20 $AGENT "$C" "$ALLOW"
 define plan20       "$A/v1/authorize"    plan20 $AGENT "$C" "$ALLOW"
 logged plan20-log   "$L/v1/authorize"    plan20 $AGENT "$C" "$ALLOW"
@@ -356,6 +376,7 @@ define floor-hook   "$F/hook"            hook   $AGENT "$C" "$ASK"
 define hook         "$A/v1/hooks/claude-code" hook $AGENT "$C" "$ASK"
 logged hook-log     "$L/v1/hooks/claude-code" hook $AGENT "$C" "$ASK"
 logged hook-nosync  "$N/v1/hooks/claude-code" hook $AGENT "$C" "$ASK"
+logged hook-room    "$R/v1/hooks/claude-code" hook $AGENT "$C" "$ASK"
 if [ $CEDAR_OK = 1 ]; then
   define cedar-agent "http://127.0.0.1:$CEDAR_PORT/v1/is_authorized" cedar $AGENT "$C" '"decision":"'
 fi
@@ -370,6 +391,7 @@ define plan20-same      "$A/v1/authorize"       same:plan.json  $AGENT "$C" ""
 define proxied          "$A/v1/design/call"     same:call.json  $AGENT "$C" ""
 logged proxied-log      "$L/v1/design/call"     same:call.json  $AGENT "$C" ""
 logged proxied-nosync   "$N/v1/design/call"     same:call.json  $AGENT "$C" ""
+logged proxied-room     "$R/v1/design/call"     same:call.json  $AGENT "$C" ""
 define direct           "$SANDBOX/v1/design/mcp" same:mcp.json  $SANDBOX_TOKEN "$C" ""
 define call             "$A/v1/design/call"     call            $AGENT "$C" '"result"'
 define mcp              "$A/mcp"                mcp             $AGENT "$C" 'Q3 deck'
@@ -468,7 +490,8 @@ log_dir, metrics = sys.argv[1:]
 sizes = defaultdict(list)
 for path in sorted(glob.glob(os.path.join(log_dir, "decisions-*.jsonl"))):
     with open(path, "rb") as f:
-        for line in f:
+        # The lines end at the writer's zero-filled room, as askgate's reader reads them.
+        for line in f.read().split(b"\0", 1)[0].splitlines(keepends=True):
             record = json.loads(line)
             kind = record["kind"]
             if kind == "decision":
@@ -495,6 +518,19 @@ decisions = [v for k, vs in sizes.items() if k.startswith("decision") for v in v
 print(round(sum(decisions) / len(decisions)) if decisions else 1700)
 PY
 )
+  curl -s "localhost:$ROOM_PORT/metrics" | python3 -c '
+import re, sys
+text = sys.stdin.read()
+value = lambda name: float(re.search(rf"^{name} (\S+)$", text, re.M).group(1))
+seconds = {m[0]: float(m[1]) for m in re.findall(r"^askgate_log_seconds_total\{phase=\"(\w+)\"\} (\S+)$", text, re.M)}
+batches, lines = value("askgate_log_batches_total"), value("askgate_log_lines_total")
+print(f"\nthe room serve (log_room_bytes '"$LOG_ROOM"'): {lines:,.0f} lines in {batches:,.0f} group commits ({lines / max(batches, 1):.1f} lines per commit)\n")
+print("| phase | ms per commit | µs per line |")
+print("|---|---:|---:|")
+for phase in ("wait", "write", "sync", "wake"):
+    total = seconds.get(phase, 0.0)
+    print(f"| {phase} | {total / max(batches, 1) * 1e3:.3f} | {total / max(lines, 1) * 1e6:.1f} |")
+' >&2
   python3 benches/http/fsync.py "$LOG_DIR" 3 "$LINE_BYTES" 1,16 1,2,3,4
 fi
 
@@ -592,6 +628,12 @@ ratios = [
     ("proxied-log / proxied (issue 24)", "proxied-log", "proxied", "≥ 90%", 0.90),
     ("mcp / call (issue 19)", "mcp", "call", "≥ 80%", 0.80),
     ("mcp-service / call (2026-07-28 on rmcp's service)", "mcp-service", "call", "", None),
+    ("read-room / read (issue 24, log_room_bytes)", "read-room", "read", "≥ 80%", 0.80),
+    ("read-room / floor (issue 24, log_room_bytes)", "read-room", "floor", "≥ 40%", 0.40),
+    ("proxied-room / proxied (issue 24, log_room_bytes)", "proxied-room", "proxied", "≥ 90%", 0.90),
+    ("read-room / read-log (what the room gains)", "read-room", "read-log", "", None),
+    ("grant-write-room / grant-write", "grant-write-room", "grant-write", "", None),
+    ("hook-room / hook", "hook-room", "hook", "", None),
     ("read-nosync / read (the log without sync)", "read-nosync", "read", "", None),
     ("read-log / read-nosync (what the sync costs)", "read-log", "read-nosync", "", None),
     ("proxied-nosync / proxied", "proxied-nosync", "proxied", "", None),
@@ -612,7 +654,7 @@ print("| ratio (requests/s) | " + " | ".join(f"round {r}" for r in rounds) + " |
 print("|---|" + "---:|" * (len(rounds) + 2))
 for label, a, b, target_text, target in ratios:
     absent = [n for n in (a, b) if n not in rows]
-    if absent and any(n.endswith(("-log", "-nosync")) for n in (a, b)) and not any(n.endswith("-log") for n in rows):
+    if absent and any(n.endswith(("-log", "-nosync", "-room")) for n in (a, b)) and not any(n.endswith("-log") for n in rows):
         continue  # LOGGED=0
     if absent:
         why = "; ".join(f"{n}: {missing.get(n, 'not measured')}" for n in absent)
@@ -651,6 +693,10 @@ labels = {
     "read-nosync": "the read on `serve --log-dir --log-durability none` (written, not synced)",
     "hook-nosync": "the hook on `serve --log-dir --log-durability none`",
     "proxied-nosync": "proxied on `serve --log-dir --log-durability none`",
+    "read-room": "the read on `serve --log-dir` (fsync) with `log_room_bytes` 1 MiB",
+    "grant-write-room": "the grant-write on `serve --log-dir` (fsync) with `log_room_bytes` 1 MiB",
+    "hook-room": "the hook on `serve --log-dir` (fsync) with `log_room_bytes` 1 MiB",
+    "proxied-room": "proxied on `serve --log-dir` (fsync) with `log_room_bytes` 1 MiB",
     "proxied-log": "proxied on `serve --log-dir` (fsync)",
     "proxied-c1-log": "proxied, 1 connection, on `serve --log-dir` (fsync)",
     "hook": "`/v1/hooks/claude-code` write to a reserved segment (ask), new session, tool_use_id, project, path",

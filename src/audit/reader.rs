@@ -2,7 +2,9 @@
 //! (by replica, then sequence) and splits lines, marking a last line without a newline as
 //! torn; `decode` turns each line into a record or reports every line it cannot trust (torn,
 //! malformed, foreign version, unknown kind) by file and line number. It never panics on any
-//! bytes and never reads a torn last line as a record.
+//! bytes and never reads a torn last line as a record. The zero-filled room at the end of a file
+//! the writer has open (`audit::writer::room`) is no line: the lines end at its first zero
+//! byte, and anything but zeros after it is one more line (malformed), so nothing hides behind it.
 
 mod decode;
 
@@ -72,13 +74,24 @@ pub fn read_file(path: &Path) -> Vec<LogLine> {
     }
 }
 
-/// Splits a file's bytes into lines; a last line without a newline is torn.
+/// Splits a file's bytes into lines; a last line without a newline is torn. The lines end at
+/// the first zero byte (the writer's room); bytes other than zeros after it are one more line.
 pub fn split_lines(bytes: &[u8]) -> impl Iterator<Item = RawLine<'_>> {
-    let mut rest = bytes;
+    let (mut rest, room) = match bytes.iter().position(|byte| *byte == 0) {
+        Some(start) => bytes.split_at(start),
+        None => (bytes, &[][..]),
+    };
+    let mut behind_room = room.iter().any(|byte| *byte != 0).then_some(room);
     let mut line_number = 0;
     std::iter::from_fn(move || {
         if rest.is_empty() {
-            return None;
+            let text = behind_room.take()?;
+            line_number += 1;
+            return Some(RawLine {
+                line_number,
+                text,
+                torn: false,
+            });
         }
         line_number += 1;
         let (text, torn) = match rest.iter().position(|byte| *byte == b'\n') {
@@ -118,5 +131,24 @@ mod tests {
         let complete: Vec<RawLine<'_>> = split_lines(b"a\n\n").collect();
         assert_eq!(complete.len(), 2);
         assert!(complete.iter().all(|line| !line.torn));
+    }
+
+    /// The writer's zero-filled room is no line; a line cut by it is torn; anything but zeros
+    /// after it is one more line (which `decode` finds malformed).
+    #[test]
+    fn the_zero_filled_room_ends_the_lines() {
+        let lines: Vec<RawLine<'_>> = split_lines(b"a\nb\n\0\0\0\0").collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines.iter().all(|line| !line.torn));
+        let cut: Vec<RawLine<'_>> = split_lines(b"a\n{\"v\0\0").collect();
+        assert_eq!(cut.len(), 2);
+        assert!(cut[1].torn);
+        assert_eq!(cut[1].text, b"{\"v");
+        let hidden: Vec<RawLine<'_>> = split_lines(b"a\n\0\0b\n\0").collect();
+        assert_eq!(hidden.len(), 2);
+        assert_eq!(
+            (hidden[1].line_number, hidden[1].text),
+            (2, &b"\0\0b\n\0"[..])
+        );
     }
 }

@@ -4,7 +4,8 @@
 //! sync completes acknowledges every line of the batches ready, in the order they were written
 //! (pipelined group commit, `pipeline`; one batch at a time around rotations and failures,
 //! `commit`; the completion a batch's lines share is `batch`), while the next batch fills. The
-//! crew moves from file to file by size (`rotation`), keeps the log's failure state (`health`)
+//! crew moves from file to file by size (`rotation`), keeps zero-filled room past the open
+//! file's last line so a sync flushes data alone (`room`), keeps the log's failure state (`health`)
 //! and its running totals (`stats`). It owns the files of one directory and must never drop or
 //! reorder an acknowledged line.
 
@@ -14,6 +15,7 @@ mod health;
 mod pacing;
 mod pipeline;
 mod queue;
+mod room;
 mod rotation;
 mod stats;
 
@@ -48,6 +50,16 @@ pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 /// sync slower and each batch smaller, and a call waits for its own batch's sync; a disk that
 /// syncs in parallel may do better with more.
 pub const DEFAULT_SYNC_THREADS: usize = 1;
+/// Default zero-filled room kept past the open file's last line with fsync (see `room`): none,
+/// so the open file is JSON lines to any tool (`tail -f`, `jq`) while it is written.
+pub const DEFAULT_ROOM_BYTES: u64 = 0;
+/// The room to ask for when syncs matter more than reading the open file with other tools:
+/// measured with 5-line batches on this disk, write + `fdatasync` 0.18–0.22 ms a batch
+/// without room, 0.11–0.13 with 1 MiB (0.12–0.13 with 256 KiB, and with 4 MiB the batch that
+/// grows the file took 8 ms).
+pub const SUGGESTED_ROOM_BYTES: u64 = 1024 * 1024;
+/// The most room `room_bytes` may ask for (the default file limit).
+pub const MAX_ROOM_BYTES: u64 = 64 * 1024 * 1024;
 /// The most writer threads `sync_threads` may ask for.
 pub const MAX_SYNC_THREADS: usize = 8;
 /// The longest an append waits for its line to be synced before it fails (the caller fails
@@ -78,6 +90,9 @@ pub struct LogOptions {
     /// Writer threads with fsync, 1 to [`MAX_SYNC_THREADS`] (see [`DEFAULT_SYNC_THREADS`]);
     /// without fsync one thread writes.
     pub sync_threads: usize,
+    /// Zero-filled room kept past the open file's last line with fsync (see `room` and
+    /// [`SUGGESTED_ROOM_BYTES`]); 0 (the default) grows the file line by line.
+    pub room_bytes: u64,
 }
 
 impl Default for LogOptions {
@@ -90,6 +105,7 @@ impl Default for LogOptions {
             answer_deadline: ANSWER_DEADLINE,
             replica: None,
             sync_threads: DEFAULT_SYNC_THREADS,
+            room_bytes: DEFAULT_ROOM_BYTES,
         }
     }
 }

@@ -57,6 +57,7 @@ fn journal(config: &Config) -> Result<super::journal::Journal, BootError> {
         durability,
         replica: config.replica_id.clone(),
         sync_threads: config.log_sync_threads,
+        room_bytes: config.log_room_bytes,
         ..crate::audit::writer::LogOptions::default()
     };
     let log = crate::audit::writer::DecisionLog::open(dir, options)

@@ -80,6 +80,8 @@ pub struct Config {
     pub log_fsync: bool,
     /// Writer threads with fsync (`audit::writer::LogOptions::sync_threads`).
     pub log_sync_threads: usize,
+    /// Zero-filled room past the open log file's last line (`LogOptions::room_bytes`).
+    pub log_room_bytes: u64,
     pub http: HttpLimits,
     pub mcp: mcp::McpSettings,
     /// The approval webhook (`notify`), if any.
@@ -163,6 +165,17 @@ impl Config {
                     ConfigError::new("log_sync_threads", format!("{count} is not 1 to {max}"))
                 })?,
         };
+        let most = crate::audit::writer::MAX_ROOM_BYTES;
+        let log_room_bytes = match raw.log_room_bytes {
+            None => crate::audit::writer::DEFAULT_ROOM_BYTES,
+            Some(bytes) if bytes <= most => bytes,
+            Some(bytes) => {
+                return Err(ConfigError::new(
+                    "log_room_bytes",
+                    format!("{bytes} is more than {most} bytes"),
+                ))
+            }
+        };
         let approvals = ApprovalLimits::validate(raw.approvals)?;
         let http = HttpLimits::validate(raw.http)?;
         let mut mcp = mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
@@ -213,6 +226,7 @@ impl Config {
             refuse_without_log,
             log_fsync,
             log_sync_threads,
+            log_room_bytes,
             listen,
             health_listen,
             upstream,

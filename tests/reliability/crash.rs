@@ -207,3 +207,62 @@ async fn sigint_shuts_down_gracefully() {
     assert_eq!(code, Some(0), "{errors}");
     assert!(errors.contains("shutting down"), "{errors}");
 }
+
+/// Whether each log file (by sequence) holds a zero byte: zero-filled room.
+fn files_with_room(logs: &Path) -> Vec<(u64, bool)> {
+    log_files(logs)
+        .into_iter()
+        .map(|(sequence, path)| (sequence, std::fs::read(path).unwrap().contains(&0)))
+        .collect()
+}
+
+/// With `log_room_bytes` the open file ends in zero-filled room, and `kill -9` leaves it there:
+/// every acknowledged decision is still read back (the room is no line, no problem), replay
+/// runs, and the restart cuts the room off before it writes. A graceful stop leaves no room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_with_room_loses_no_acknowledged_decision_and_restart_cuts_the_room() {
+    let work = tempfile::tempdir().unwrap();
+    let logs = work.path().join("logs");
+    let config = work.path().join("room.json");
+    std::fs::write(&config, r#"{"log_room_bytes": 1048576}"#).unwrap();
+    let args = [
+        OsStr::new("--log-dir"),
+        logs.as_os_str(),
+        OsStr::new("--config"),
+        config.as_os_str(),
+    ];
+    let mut binary = Binary::start_with(&args, work.path()).await;
+    let acknowledged = load_then_kill(&mut binary).await;
+    assert!(acknowledged.len() >= 20, "only {}", acknowledged.len());
+    assert_eq!(
+        files_with_room(&logs),
+        vec![(1, true)],
+        "the killed service's file ends in room"
+    );
+    assert_acknowledged_logged(&acknowledged, &logs, 1);
+    assert_replay_unchanged(&logs);
+
+    let mut restarted = Binary::start_with(&args, work.path()).await;
+    let after = load_then_kill(&mut restarted).await;
+    assert!(!after.is_empty());
+    assert_acknowledged_logged(&acknowledged, &logs, 2);
+    assert_acknowledged_logged(&after, &logs, 2);
+    let rooms = files_with_room(&logs);
+    let (older, newest) = rooms.split_at(rooms.len() - 1);
+    assert!(
+        older.iter().all(|(_, room)| !room),
+        "the restart cut the room a crash left: {rooms:?}"
+    );
+    assert!(newest[0].1, "{rooms:?}");
+
+    let mut stopped = Binary::start_with(&args, work.path()).await;
+    assert_eq!(
+        stopped.signal_and_wait("TERM", Duration::from_secs(10)),
+        Some(0)
+    );
+    assert!(
+        files_with_room(&logs).iter().all(|(_, room)| !room),
+        "a graceful stop leaves no room"
+    );
+    assert_replay_unchanged(&logs);
+}

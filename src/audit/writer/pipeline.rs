@@ -330,17 +330,18 @@ mod tests {
     use crate::audit::files::sequence_files;
 
     /// Appenders on several threads with fsync (batches pipelined, with three crew threads
-    /// their syncs overlapping, small files so rotations come between them): every
-    /// acknowledged line is in the files once, each thread's in the order it appended them,
-    /// and no file ends in a partial line.
+    /// their syncs overlapping, small files so rotations come between them, with and without
+    /// zero-filled room): every acknowledged line is in the files once, each thread's in the
+    /// order it appended them, and no file ends in a partial line or in room.
     #[test]
     fn pipelined_batches_keep_every_acknowledged_line_in_order_across_rotations() {
-        for sync_threads in [1, 3] {
+        for (sync_threads, room_bytes) in [(1, 0), (3, 0), (1, 4096), (3, 4096)] {
             let dir = tempfile::tempdir().unwrap();
             let line = record(0).to_line().unwrap().len() as u64;
             let options = LogOptions {
                 max_file_bytes: 40 * line,
                 sync_threads,
+                room_bytes,
                 ..LogOptions::default()
             };
             let log = DecisionLog::open(dir.path(), options).unwrap();
@@ -361,13 +362,20 @@ mod tests {
     /// current file away (logrotate without copytruncate), once more after each group commit
     /// (a file moved away under every retry of one batch fails it, by design: `commit`'s
     /// `MAX_FOLLOWS`): no append fails, every acknowledged line is in some file, and every
-    /// file ends at a line's end.
+    /// file ends at a line's end (with room, its room cut off).
     #[test]
     fn overlapping_syncs_follow_a_file_renamed_while_written() {
+        for room_bytes in [0, 64 * 1024] {
+            follow_renames(room_bytes);
+        }
+    }
+
+    fn follow_renames(room_bytes: u64) {
         use std::sync::atomic::{AtomicBool, Ordering};
         let dir = tempfile::tempdir().unwrap();
         let options = LogOptions {
             sync_threads: 3,
+            room_bytes,
             ..LogOptions::default()
         };
         let log = DecisionLog::open(dir.path(), options).unwrap();
@@ -406,7 +414,7 @@ mod tests {
         let mut ids = std::collections::BTreeSet::new();
         for entry in std::fs::read_dir(dir.path()).unwrap() {
             let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-            assert!(text.is_empty() || text.ends_with('\n'));
+            assert!(text.is_empty() || text.ends_with('\n'), "{room_bytes}");
             ids.extend(ids_of(&text));
         }
         for thread in 0..4u32 {

@@ -2,15 +2,17 @@
 //! it holds acknowledged lines, whether the path still names it, and the move to the next file
 //! by size (names come from `audit::files`). It writes and syncs the bytes it is given, keeps
 //! them once `commit`ted and otherwise cuts them back; batching, pacing and acknowledging them
-//! is `commit`'s.
+//! is `commit`'s. With fsync the open file ends in zero-filled room (`room`), cut off when
+//! the writer leaves it.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::super::files::{log_file_name, sequence_files};
+use super::room::{self, Room};
 use super::{Durability, LogError, LogOptions};
 
 /// The writer's state: the open file, its sequence number and size.
@@ -24,6 +26,8 @@ pub(super) struct Sink {
     size: u64,
     /// Bytes written after `size` and not yet committed (taken back if they fail).
     pending: u64,
+    /// The zero-filled room past what is written (with fsync; see `room`).
+    room: Room,
     /// `(dev, ino)` of the open file: the path must still name it for a write to count.
     identity: (u64, u64),
     /// Descriptions of the open file of their own, one per crew thread (empty without fsync, or
@@ -35,6 +39,10 @@ pub(super) struct Sink {
 
 impl Sink {
     pub(super) fn new(dir: PathBuf, options: LogOptions) -> Self {
+        let room = Room::new(match options.durability {
+            Durability::Fsync => options.room_bytes,
+            Durability::None => 0,
+        });
         Self {
             path: dir.join(log_file_name(options.replica.as_ref(), 1)),
             dir,
@@ -43,6 +51,7 @@ impl Sink {
             sequence: 0,
             size: 0,
             pending: 0,
+            room,
             identity: (0, 0),
             sync_handles: Vec::new(),
         }
@@ -75,16 +84,26 @@ impl Sink {
         self.file.is_none() || (used > 0 && used + line_bytes > self.options.max_file_bytes)
     }
 
-    /// Forgets the open file, so the next move starts a new one.
+    /// Forgets the open file (its room cut off), so the next move starts a new one.
     pub(super) fn abandon_file(&mut self) {
+        self.leave_file();
         self.file = None;
         self.sync_handles.clear();
         self.pending = 0;
     }
 
+    /// Cuts the open file's room off (see `Room::cut`): a file the writer leaves ends at its
+    /// last line.
+    fn leave_file(&mut self) {
+        if let (Some(file), 0) = (self.file.as_ref(), self.pending) {
+            self.room.cut(file, self.size);
+        }
+    }
+
     /// Whether the log path still names the open file (true when none is open). A file deleted,
     /// renamed or replaced under the writer (or its directory) would swallow every later line
-    /// into an inode no reader finds, so such a file is never written to again.
+    /// into an inode no reader finds, so such a file is never written to again; with room, nor
+    /// is one whose length another program changed.
     pub(super) fn still_current(&self) -> Result<(), LogError> {
         if self.file.is_none() {
             return Ok(());
@@ -93,9 +112,20 @@ impl Sink {
             path: self.path.display().to_string(),
             message,
         };
+        let expected = self
+            .room
+            .length_after(self.size.saturating_add(self.pending));
         match std::fs::metadata(&self.path) {
-            Ok(metadata) if (metadata.dev(), metadata.ino()) == self.identity => Ok(()),
-            Ok(_) => Err(gone("another file took its place".to_string())),
+            Ok(metadata) if (metadata.dev(), metadata.ino()) != self.identity => {
+                Err(gone("another file took its place".to_string()))
+            }
+            // With room the writer writes at an offset: a file another program truncated or
+            // wrote to (logrotate's copytruncate) would get a hole of zeros, so it is left.
+            Ok(metadata) if self.room.is_on() && metadata.len() != expected => Err(gone(format!(
+                "its length changed under the writer ({} bytes, not {expected})",
+                metadata.len()
+            ))),
+            Ok(_) => Ok(()),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 Err(gone("it was deleted".to_string()))
             }
@@ -111,26 +141,40 @@ impl Sink {
     /// torn line.
     pub(super) fn take_back(&mut self) {
         let current = self.still_current().is_ok();
-        let written = self.size.saturating_add(self.pending);
+        let written = self
+            .room
+            .length_after(self.size.saturating_add(self.pending));
         let cut = self.file.as_ref().is_some_and(|file| {
             let length = file.metadata().map(|metadata| metadata.len());
             matches!(length, Ok(length) if length >= self.size && length <= written)
                 && file.set_len(self.size).is_ok()
         });
         self.pending = 0;
+        // Cut or not, no room is counted on: the next write makes it again.
+        self.room.reset(self.size);
         if !(current && cut) {
             self.abandon_file();
         }
     }
 
-    /// Writes `bytes` to the current file (not yet committed).
+    /// Writes `bytes` to the current file after what is written (not yet committed), then
+    /// lets the room follow them.
     pub(super) fn write(&mut self, bytes: &[u8]) -> Result<(), LogError> {
-        let path = &self.path;
-        let file = self.file.as_mut().ok_or(LogError::Closed)?;
+        let file = self.file.as_ref().ok_or(LogError::Closed)?;
+        let at = self.size.saturating_add(self.pending);
+        let end = at.saturating_add(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
         // Counted before the write: a partial write is cut back too.
-        self.pending += u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-        file.write_all(bytes)
-            .map_err(|error| LogError::io(path, &error))
+        self.pending = end - self.size;
+        let written = if self.room.is_on() {
+            file.write_all_at(bytes, at)
+        } else {
+            // Appended, as without room the file was always written.
+            (&mut &*file).write_all(bytes)
+        };
+        written.map_err(|error| LogError::io(&self.path, &error))?;
+        self.room
+            .after_write(file, &self.path, end, self.options.max_file_bytes);
+        Ok(())
     }
 
     /// A failed sync of the open file, as the log reports it.
@@ -161,6 +205,7 @@ impl Sink {
         if self.file.is_none() && self.sequence == 0 {
             return self.open_current();
         }
+        self.leave_file();
         let last = self.last_sequence()?;
         self.open_sequence(last.max(self.sequence) + 1)
     }
@@ -173,9 +218,7 @@ impl Sink {
         let path = self
             .dir
             .join(log_file_name(self.options.replica.as_ref(), last));
-        let size = std::fs::metadata(&path)
-            .map_err(|error| LogError::io(&path, &error))?
-            .len();
+        let size = room::cut_left_room(&path)?;
         if size < self.options.max_file_bytes && ends_cleanly(&path)? {
             self.open_sequence(last)
         } else {
@@ -195,9 +238,13 @@ impl Sink {
             .join(log_file_name(self.options.replica.as_ref(), sequence));
         self.file = None;
         self.sync_handles.clear();
+        // With room, written at the end of its lines (`write`), not in append mode: the room
+        // after them is overwritten, not grown past.
         let file = OpenOptions::new()
             .create(true)
-            .append(true)
+            .write(true)
+            .append(!self.room.is_on())
+            .truncate(false)
             .open(&path)
             .map_err(|error| LogError::io(&path, &error))?;
         let metadata = file
@@ -215,8 +262,16 @@ impl Sink {
         self.sequence = sequence;
         self.size = metadata.len();
         self.pending = 0;
+        self.room.opened(self.size);
         self.identity = (metadata.dev(), metadata.ino());
         Ok(())
+    }
+}
+
+impl Drop for Sink {
+    /// The log closes: its last file ends at its last line.
+    fn drop(&mut self) {
+        self.leave_file();
     }
 }
 

@@ -66,6 +66,9 @@ pub struct RawConfig {
     pub log_durability: Option<String>,
     /// Writer threads with fsync, each running its batch's sync (1 by default; up to 8).
     pub log_sync_threads: Option<u64>,
+    /// Zero-filled room kept past the open log file's last line with fsync, in bytes (0 by
+    /// default: the file grows line by line; at most 64 MiB; 1 MiB measured best).
+    pub log_room_bytes: Option<u64>,
     /// Timeouts, the connection cap and the body limit (`config::http`).
     pub http: Option<super::http::RawHttpLimits>,
     /// The MCP front door (`/mcp`): approval wait, allowed hosts and origins, session cap.
@@ -145,6 +148,7 @@ impl RawConfig {
             log_failure: higher.log_failure.or(self.log_failure),
             log_durability: higher.log_durability.or(self.log_durability),
             log_sync_threads: higher.log_sync_threads.or(self.log_sync_threads),
+            log_room_bytes: higher.log_room_bytes.or(self.log_room_bytes),
             http: higher.http.or(self.http),
             mcp: higher.mcp.or(self.mcp),
             notify: higher.notify.or(self.notify),

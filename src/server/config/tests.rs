@@ -137,6 +137,24 @@ fn issue_20_a_bad_replica_id_is_refused_naming_the_field() {
 }
 
 #[test]
+fn log_room_bytes_default_to_none_and_are_bounded() {
+    let room = |bytes: Option<u64>| {
+        Config::validate(RawConfig {
+            log_room_bytes: bytes,
+            ..RawConfig::default()
+        })
+    };
+    assert_eq!(room(None).unwrap().log_room_bytes, 0);
+    assert_eq!(room(Some(1 << 20)).unwrap().log_room_bytes, 1 << 20);
+    let error = room(Some(64 * 1024 * 1024 + 1)).unwrap_err();
+    assert_eq!(error.field, "log_room_bytes");
+    assert!(
+        error.to_string().contains("is more than 67108864 bytes"),
+        "{error}"
+    );
+}
+
+#[test]
 fn log_sync_threads_default_to_one_and_must_be_one_to_eight() {
     let threads = |count: Option<u64>| {
         Config::validate(RawConfig {
