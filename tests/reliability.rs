@@ -7,6 +7,7 @@
 mod crash;
 mod full_disk;
 pub(crate) mod harness;
+mod log_metrics;
 mod reload;
 mod replaced;
 mod unwritable;

@@ -514,6 +514,11 @@ print("|---|---:|---:|", file=out)
 for phase in ("wait", "write", "sync", "wake"):
     total = seconds.get(phase, 0.0)
     print(f"| {phase} | {total / max(batches, 1) * 1e3:.3f} | {total / max(lines, 1) * 1e6:.1f} |", file=out)
+buckets = {m[0]: float(m[1]) for m in re.findall(r'^askgate_log_commit_seconds_bucket\{le="([^"]+)"\} (\S+)$', text, re.M)}
+slow = buckets.get("+Inf", 0.0) - buckets.get("0.005", 0.0)
+within = next((le for le, n in buckets.items() if n >= buckets.get("+Inf", 0.0)), "+Inf")
+print(f"\ngroup commits over 5 ms (first line to waiters woken): {slow:,.0f} of {buckets.get('+Inf', 0.0):,.0f};"
+      f" every one within {within} s", file=out)
 decisions = [v for k, vs in sizes.items() if k.startswith("decision") for v in vs]
 print(round(sum(decisions) / len(decisions)) if decisions else 1700)
 PY
@@ -530,6 +535,10 @@ print("|---|---:|---:|")
 for phase in ("wait", "write", "sync", "wake"):
     total = seconds.get(phase, 0.0)
     print(f"| {phase} | {total / max(batches, 1) * 1e3:.3f} | {total / max(lines, 1) * 1e6:.1f} |")
+buckets = {m[0]: float(m[1]) for m in re.findall(r"^askgate_log_commit_seconds_bucket\{le=\"([^\"]+)\"\} (\S+)$", text, re.M)}
+total = buckets.get("+Inf", 0.0)
+slow = total - buckets.get("0.005", 0.0)
+print(f"\ngroup commits over 5 ms: {slow:,.0f} of {total:,.0f}")
 ' >&2
   python3 benches/http/fsync.py "$LOG_DIR" 3 "$LINE_BYTES" 1,16 1,2,3,4
 fi

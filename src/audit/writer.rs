@@ -36,7 +36,7 @@ use rotation::Sink;
 
 pub use health::LogFailure;
 pub use pacing::{FIRST_RETRY, MAX_RETRY};
-pub use stats::LogStats;
+pub use stats::{CommitCounts, LogStats, COMMIT_BUCKETS};
 
 /// Default size after which the log moves to the next file.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;

@@ -1,10 +1,21 @@
 //! audit::writer::stats: what the writer thread has done since the log opened — batches,
-//! lines and bytes written, and the time spent in each phase of a group commit (lines waiting
+//! lines and bytes written, the time spent in each phase of a group commit (lines waiting
 //! for the writer, writing, syncing, waking the waiters), so `/metrics` shows where the logged
-//! path spends its time. Counters only: it must not change what is written.
+//! path spends its time, and how long each group commit took from its first line to its
+//! waiters woken, by bucket, so a stall shows too. Counters only: it must not change what is
+//! written.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+/// Upper bounds (seconds) of the commit-time buckets: from a batch's first line joining to its
+/// waiters woken, the longest any line of it waited on the log.
+pub const COMMIT_BUCKETS: [f64; 10] = [
+    0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 1.0,
+];
+
+/// Commits per bucket: one per bound of [`COMMIT_BUCKETS`], then one past every bound.
+pub type CommitCounts = [u64; COMMIT_BUCKETS.len() + 1];
 
 /// The running totals, shared by the writer thread and the log's handle.
 #[derive(Debug, Default)]
@@ -18,6 +29,7 @@ pub(super) struct Stats {
     write_nanos: AtomicU64,
     sync_nanos: AtomicU64,
     wake_nanos: AtomicU64,
+    commits: [AtomicU64; COMMIT_BUCKETS.len() + 1],
 }
 
 /// A copy of the totals at one moment.
@@ -40,6 +52,9 @@ pub struct LogStats {
     pub sync: Duration,
     /// Summed over batches: handing the result to the waiters.
     pub wake: Duration,
+    /// Batches by the time from their first line joining to their waiters woken (not
+    /// cumulative; see [`COMMIT_BUCKETS`]).
+    pub commits: CommitCounts,
 }
 
 /// How one batch went, as the crew timed it.
@@ -72,6 +87,14 @@ impl Stats {
             .fetch_add(nanos(times.sync), Ordering::Relaxed);
         self.wake_nanos
             .fetch_add(nanos(times.wake), Ordering::Relaxed);
+        let took = (times.wait + times.write + times.sync + times.wake).as_secs_f64();
+        let bucket = COMMIT_BUCKETS
+            .iter()
+            .position(|bound| took <= *bound)
+            .unwrap_or(COMMIT_BUCKETS.len());
+        if let Some(count) = self.commits.get(bucket) {
+            count.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     pub(super) fn followed(&self) {
@@ -90,6 +113,7 @@ impl Stats {
             write: Duration::from_nanos(load(&self.write_nanos)),
             sync: Duration::from_nanos(load(&self.sync_nanos)),
             wake: Duration::from_nanos(load(&self.wake_nanos)),
+            commits: std::array::from_fn(|bucket| self.commits.get(bucket).map_or(0, load)),
         }
     }
 }

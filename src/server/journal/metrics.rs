@@ -1,15 +1,17 @@
 //! server::journal::metrics: the decision log's metrics in `/metrics`, read once per scrape — what the writer has done
 //! (group commits, lines, bytes, files followed after a rename, seconds per phase: lines waiting
-//! for the writer, writing, syncing, waking the waiters) and the records that were not logged
+//! for the writer, writing, syncing, waking the waiters; and a histogram of each group commit's
+//! time from its first line to its waiters woken) and the records that were not logged
 //! while their call went on (`log_failure: allow` for decisions and approvals; outcomes always,
 //! as their call already ran). Counting only: it must not change what is logged or refused.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::DescriptorEncoder;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
 
-use crate::audit::writer::LogStats;
+use crate::audit::writer::{LogStats, COMMIT_BUCKETS};
 use crate::server::metrics::scraped::{counter, counters};
 
 /// The kinds of record a call can go on without.
@@ -89,6 +91,22 @@ impl Collector for LogMetrics {
                 ("sync", stats.sync.as_secs_f64()),
                 ("wake", stats.wake.as_secs_f64()),
             ],
-        )
+        )?;
+        let mut metric = encoder.encode_descriptor(
+            "askgate_log_commit_seconds",
+            "Group commits by their time from the first line joining to the waiters woken (the longest a line waited on the decision log).",
+            None,
+            MetricType::Histogram,
+        )?;
+        // The encoder sums the buckets into the cumulative counts of the format.
+        let buckets: Vec<(f64, u64)> = COMMIT_BUCKETS
+            .iter()
+            .copied()
+            .chain([f64::INFINITY])
+            .zip(stats.commits)
+            .collect();
+        let count = stats.commits.iter().sum();
+        let sum = (stats.wait + stats.write + stats.sync + stats.wake).as_secs_f64();
+        metric.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
     }
 }
