@@ -256,6 +256,22 @@ async fn kill_9_with_room_loses_no_acknowledged_decision_and_restart_cuts_the_ro
     assert!(newest[0].1, "{rooms:?}");
 
     let mut stopped = Binary::start_with(&args, work.path()).await;
+    let target = format!("{}/v1/authorize", stopped.url);
+    let body = read_notes("stopped");
+    let reply = send(
+        &reqwest::Client::new(),
+        reqwest::Method::POST,
+        target,
+        Some(AGENT),
+        Some(&body),
+    )
+    .await
+    .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(
+        files_with_room(&logs).iter().any(|(_, room)| *room),
+        "the running service's file ends in room"
+    );
     assert_eq!(
         stopped.signal_and_wait("TERM", Duration::from_secs(10)),
         Some(0)
