@@ -71,9 +71,13 @@ impl Room {
         match file.write_all_at(&zeros, written) {
             Ok(()) => self.end = written + wanted,
             Err(error) => {
-                tracing::debug!(%error, path = %path.display(), "no room made in the decision log file");
+                tracing::warn!(%error, path = %path.display(), "no room made in the decision log file; it grows line by line");
                 self.failed = true;
-                let _ = file.set_len(written);
+                // Should the cut fail too, the file's length is not the one `rotation` expects,
+                // so the next batch leaves the file for a new one (`Sink::still_current`).
+                if let Err(error) = file.set_len(written) {
+                    tracing::warn!(%error, path = %path.display(), "cannot cut back the zeros of a failed room");
+                }
             }
         }
     }
@@ -104,11 +108,12 @@ pub(super) fn cut_left_room(path: &Path) -> Result<u64, LogError> {
     }
     let file = File::open(path).map_err(io)?;
     // Room always runs to the end of the file: a file whose last byte is not zero has none.
-    let mut last = [1u8];
-    if metadata.len() == 0
-        || file.read_exact_at(&mut last, metadata.len() - 1).is_err()
-        || last != [0]
-    {
+    let Some(last_byte) = metadata.len().checked_sub(1) else {
+        return Ok(0);
+    };
+    let mut last = [0u8];
+    file.read_exact_at(&mut last, last_byte).map_err(io)?;
+    if last != [0] {
         return Ok(metadata.len());
     }
     let Some(end) = first_zero(&file, metadata.len()).map_err(io)? else {
