@@ -3,6 +3,7 @@
 //! (`reader`), replay against a policy set (`replay`) and person-facing queries (`query`).
 //! It records and re-evaluates decisions; it never makes one (that is `authz`).
 
+pub mod chain;
 pub mod files;
 pub mod query;
 pub mod reader;

@@ -3,7 +3,7 @@
 //! `.cedar` files.
 //!
 //! Map: `snapshot` (validated policy set + metadata + hash), `load` (parsing, annotations,
-//! strict validation), `context` (typed request contexts mirroring the schema), `input` (the
+//! strict validation), `limits` (how deep and long a policy may be; the build's own stack), `context` (typed request contexts mirroring the schema), `input` (the
 //! decision input: one call's facts) and `entity` (Cedar entity references), `evaluate` (one
 //! question and its answer; who answers), `cache` (Cedar's answers on the policy slices,
 //! cached per snapshot: the index, what each policy reads, the projection and the store, behind
@@ -11,8 +11,9 @@
 //! the cache is proved against), `targets` (per-target classification), `decide` (the two
 //! questions and deny > ask > allow), `card` (approval cards), `requests` (the Cedar requests a
 //! decision asked), `reason` (reason text), `baseline` (the embedded shipped policies),
-//! `problem` (load errors).
+//! `problem` (load errors), `approving` (who may answer an approval: its own set and schema).
 
+pub mod approving;
 pub mod baseline;
 pub mod cache;
 pub mod card;
@@ -22,6 +23,7 @@ pub mod decision;
 pub mod entity;
 pub mod evaluate;
 pub mod input;
+pub mod limits;
 pub mod load;
 pub mod problem;
 pub mod reason;

@@ -10,11 +10,14 @@
 //! - `projects`: [`ProjectsCall`], the validated Projects input (§10.1);
 //! - `project_id` (private): every project id a call names is a string passing `znS`;
 //! - `suggest` (private): "did you mean" hints;
+//! - `digest`: a raw call's digest over its canonical JSON (what attestations, sealed states
+//!   and approvals are bound to);
 //! - `error`: [`CallError`], naming the offending field.
 
 mod arguments;
 pub mod catalog;
 pub mod design;
+pub mod digest;
 pub mod error;
 pub mod operations;
 mod project_id;

@@ -9,6 +9,7 @@ pub mod print;
 pub mod analyze;
 pub mod approvals;
 pub mod check;
+pub mod connect;
 pub mod diff;
 pub mod hook;
 pub mod log;
@@ -16,6 +17,7 @@ pub mod replay;
 pub mod sandbox;
 pub mod serve;
 pub mod test;
+pub mod token;
 pub mod validate;
 
 use clap::{Parser, Subcommand};
@@ -59,6 +61,11 @@ pub enum Command {
     /// Answer an agent client's hook from the running service (fails closed: exit 2 blocks),
     /// or install that hook into the client's settings.
     Hook(hook::HookArgs),
+    /// Connect an agent client to askgate in one step (`claude-code`: its MCP server and its
+    /// hook; no token is written).
+    Connect(connect::ConnectArgs),
+    /// Make a caller token of the right strength and print its `callers` entry.
+    Token(token::TokenArgs),
     /// Re-decide logged decisions against a policy set and report what changes.
     Replay(replay::ReplayArgs),
     /// Prove what a policy change newly allows, makes askable or makes stricter (needs `cvc5`).
@@ -77,6 +84,8 @@ pub fn run(cli: Cli) -> u8 {
         Command::Serve(args) => serve::run(&args),
         Command::Approvals(args) => approvals::run(&args),
         Command::Hook(args) => hook::run(&args),
+        Command::Connect(args) => connect::run(&args),
+        Command::Token(args) => token::run(&args),
         Command::Sandbox(args) => sandbox::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Log(args) => log::run(&args),

@@ -24,7 +24,8 @@ pub struct Scenario {
     pub description: Option<String>,
     /// The clock of the decision, RFC 3339.
     pub now: String,
-    #[serde(default)]
+    /// Its caller may claim anything unless `session.caller` says otherwise.
+    #[serde(default = "scenario_default_session")]
     pub session: Session,
     #[serde(default)]
     pub environment: Environment,
@@ -37,6 +38,15 @@ pub struct Scenario {
     pub policy_files: Vec<String>,
     #[serde(default)]
     pub expect: Option<Expectation>,
+}
+
+/// The session of a scenario that states none: the defaults, stated by a caller that may claim
+/// anything.
+fn scenario_default_session() -> Session {
+    Session {
+        caller: crate::facts::CallerFacts::unrestricted(),
+        ..Session::default()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]

@@ -11,20 +11,20 @@
 //! `approving` (what an ask becomes: holding the call, the approver's answer, the sweeper; the
 //! books themselves are `store::approvals`), `account` (per-account and per-session state over
 //! the store), `journal` (writing the decision log), `notify` (the approval webhook),
-//! `present` (approvals and untrusted text as a person reads them), `attest` (the hook's
-//! attestations of MCP calls), `reload` (rebuilding policy sets), `metrics`, `caller` (bearer
+//! `present` (approvals and untrusted text as a person reads them), `reload` (rebuilding policy sets), `metrics`, `caller` (bearer
 //! tokens and roles), `wire` (bodies), `clock`, `error`. The features: `routes` (the HTTP
 //! API), `hook` (Claude Code's `PreToolUse` hook, tightening only), `mcp` (the MCP front door
 //! at `/mcp`), `console` (the approvers' web page at `/console`), `admin` (`/healthz`,
 //! `/metrics`, reload). Around them: `app` (the service's state and its one router), `boot`
 //! (a running service from a validated `Config`), `config` (file < env < flags, validated),
+//! `telemetry` (the service's own log lines on stderr),
 //! `listen` (accept loop, connection cap, timeouts), `body` (size limit and read deadline).
 
 pub mod account;
 pub mod admin;
 pub mod app;
 pub mod approving;
-pub mod attest;
+pub mod auth;
 pub mod body;
 pub mod boot;
 pub mod caller;
@@ -45,6 +45,7 @@ pub mod prepared;
 pub mod present;
 pub mod reload;
 pub mod routes;
+pub mod telemetry;
 pub mod wire;
 
 use std::future::Future;

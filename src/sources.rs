@@ -73,6 +73,27 @@ pub fn load_hook(args: &PolicyArgs) -> Result<PolicySnapshot, LoadError> {
     PolicySnapshot::load(&schema, &sources)
 }
 
+/// The subdirectory of a managed policy directory that holds its approving rules.
+pub const APPROVING_DIR: &str = "approving";
+
+/// The approving set for the same arguments (who may answer an approval, issue 35): the
+/// embedded `policies/approving/` (from `DIR/approving/` of `--baseline DIR` when that
+/// exists) and the `approving/` subdirectory of every managed directory that has one.
+pub fn load_approving(args: &PolicyArgs) -> Result<PolicySnapshot, LoadError> {
+    let schema = baseline::approving_schema_source();
+    let mut sources = match args.baseline.as_ref().map(|dir| dir.join(APPROVING_DIR)) {
+        Some(dir) if dir.is_dir() => read_dir(&dir)?,
+        _ => baseline::approving_policy_sources(),
+    };
+    for dir in &args.policies {
+        let approving = dir.join(APPROVING_DIR);
+        if approving.is_dir() {
+            sources.extend(read_dir(&approving)?);
+        }
+    }
+    PolicySnapshot::load(&schema, &sources)
+}
+
 /// The `.cedar` files directly in `dir` (through symlinks), sorted by name. An entry that is
 /// not a readable policy file (a directory, a dangling or looping symlink) is a problem of the
 /// load, with every other problem of the directory (C14).

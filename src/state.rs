@@ -11,6 +11,7 @@
 //! | `grants`   | verified, ineligible and recard-flagged projects         | §5.1, §5.6 |
 //! | `followups`| the state events an outcome or an approval implies       | §3–§5, §8  |
 //! | `events`   | those events as data, applied by the methods below       | SPEC §12   |
+//! | `usage`    | each principal's recent calls, for limits set by policy  | issue 36   |
 //!
 //! Every store is `Send + Sync` and used through `&self`; methods are named for what happened.
 
@@ -21,6 +22,7 @@ pub mod grants;
 pub mod plans;
 pub mod session_key;
 pub mod sessions;
+pub mod usage;
 
 pub use consent::{ConsentCache, ConsentState, FetchTicket};
 pub use events::{AccountEvent, PlanRegistration, PlansDropped};

@@ -5,13 +5,15 @@
 //! ([`console::ConsoleBook`]). The store owns its seams and never imports `server`. Decisions never wait on a store for a read: the
 //! gateway readies a replica's view during `prepare` and the pure core gathers from it.
 //!
-//! Map: `account` (the account seam and its in-memory implementation), `approvals` (the
+//! Map: `account` (the account seam and its in-memory implementation), `attestations` (hook
+//! attestations of MCP calls, their seam and the in-memory book), `approvals` (the
 //! approval books' seam, their limits and errors, and the in-memory books), `console` (the
 //! console sessions' seam and its in-memory book), `postgres` (the PostgreSQL implementations,
 //! their migrations, listener and lease).
 
 pub mod account;
 pub mod approvals;
+pub mod attestations;
 pub mod console;
 pub mod postgres;
 

@@ -6,3 +6,4 @@ mod attest_sessions;
 mod client;
 mod hook;
 mod mcp;
+mod users;

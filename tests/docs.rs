@@ -1,6 +1,10 @@
 //! The README and `docs/` link where they say: every relative link names a file or directory
 //! that exists, and every `#anchor` names a heading of the file it points into (GitHub's
 //! heading slugs). Web links are not fetched (CI has no business depending on other sites).
+//! And their commands run as written: every fenced `sh` example ([`commands`]).
+
+mod commands;
+mod findings;
 
 use std::path::{Path, PathBuf};
 
@@ -155,4 +159,58 @@ fn the_link_check_reports_a_missing_file_and_a_missing_heading() {
     assert!(broken[0].contains("(docs/missing.md) no such file"));
     assert!(broken[1].contains("(#bottom) no heading #bottom"));
     assert!(broken[2].starts_with("docs/a.md: (../README.md#not-a-heading)"));
+}
+
+/// Every `sh` example of the README and `docs/` runs as written against a served instance,
+/// offline (see [`commands`]); the few that cannot say why above their fence.
+#[test]
+fn every_sh_example_in_the_readme_and_docs_runs_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let examples = commands::examples(root, &markdown_files(root));
+    let unexplained: Vec<&str> = examples
+        .iter()
+        .filter(|example| example.not_run.as_deref() == Some(""))
+        .map(|example| example.place.as_str())
+        .collect();
+    assert!(
+        unexplained.is_empty(),
+        "`not run` without a reason: {unexplained:?}"
+    );
+    let askgate = Path::new(env!("CARGO_BIN_EXE_askgate"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let claude = crate::support::claude_code::binary();
+    let path = format!(
+        "{}:{}:{}",
+        askgate.display(),
+        claude.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let to_run: Vec<&commands::Example> = examples
+        .iter()
+        .filter(|example| example.not_run.is_none())
+        .collect();
+    assert!(to_run.len() >= 10, "{examples:#?}");
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(example) = to_run.get(index) else {
+                    break;
+                };
+                let ran = commands::run(root, example, &path);
+                if !ran.ok {
+                    failures.lock().unwrap().push(format!(
+                        "{}:\n{}\n{}",
+                        example.place, example.text, ran.output
+                    ));
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -11,3 +11,4 @@ mod harness;
 mod outage;
 mod replicas;
 mod shared;
+mod trust;

@@ -118,12 +118,13 @@ fn deleting_the_grant_allow_rule_turns_exactly_grant_allows_into_denies() {
 }
 
 /// A `@gate` stops a call before any observation, so its condition may read only what is known
-/// without one: the environment, the session, the attachment, the configured credential and
-/// where a `local_path` lies on askgate's own file system (N1).
+/// without one: the environment, the verified caller, the session, the attachment, the
+/// configured credential and where a `local_path` lies on askgate's own file system (N1).
 #[test]
 fn gates_read_only_facts_known_before_any_observation() {
     let local = [
         "context.environment.",
+        "context.caller.",
         "context.session.",
         "context.projects.attached",
         "context.projects.credential",
@@ -146,7 +147,7 @@ fn gates_read_only_facts_known_before_any_observation() {
         }
     }
     assert_eq!(
-        gates, 16,
-        "the nine availability gates, the five local_path gates and the two MCP attestation gates are gates"
+        gates, 20,
+        "the nine availability gates, the five local_path gates, the three MCP attestation gates and the three caller-claim gates are gates"
     );
 }

@@ -16,6 +16,7 @@ mod docs;
 mod fleet;
 mod gateway;
 mod hostile;
+mod identity;
 mod isolation;
 mod layers;
 mod reliability;

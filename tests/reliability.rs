@@ -4,11 +4,15 @@
 //! the service. Each test starts its own service on loopback (in process or as a child process)
 //! and talks real HTTP; they read the service's state only through `/healthz` and the log files.
 
+mod chain;
 mod crash;
+mod deep;
 mod full_disk;
 pub(crate) mod harness;
+mod hostile_logs;
 mod log_metrics;
 mod reload;
 mod replaced;
 mod unwritable;
+mod warnings;
 mod watched;

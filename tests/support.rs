@@ -74,3 +74,4 @@ pub fn snapshot_name(path: &Path) -> String {
 pub mod browser;
 pub mod claude_code;
 pub mod fake_messages;
+pub mod oidc;

@@ -15,7 +15,7 @@ use time::OffsetDateTime;
 use super::answer::Answer;
 use super::concrete::RawRequest;
 use super::diff::Sides;
-use crate::authz::context::{EnvironmentContext, SessionContext};
+use crate::authz::context::{CallerContext, EnvironmentContext, SessionContext};
 use crate::authz::PolicySnapshot;
 use crate::scenario::{self, Scenario, ScenarioOutcome};
 
@@ -149,7 +149,7 @@ fn rfc3339(millis: i64) -> String {
 }
 
 /// The scenario's `session` block.
-fn session(context: &SessionContext) -> Value {
+fn session(context: &SessionContext, caller: &CallerContext) -> Value {
     let mut session = json!({
         "agent": context.agent,
         "mode": context.mode,
@@ -159,6 +159,15 @@ fn session(context: &SessionContext) -> Value {
     });
     if !context.agent_id.is_empty() {
         set(&mut session, "agent_id", json!(context.agent_id));
+    }
+    // A caller that may claim less than everything is written out (a scenario's default
+    // caller may claim anything).
+    if *caller != crate::facts::CallerFacts::unrestricted().to_context() {
+        set(
+            &mut session,
+            "caller",
+            json!({"principal": caller.principal, "modes": caller.modes, "agents": caller.agents}),
+        );
     }
     session
 }

@@ -1,8 +1,11 @@
 //! audit::reader: reads decision logs back — expands directories to every replica's log files
 //! (by replica, then sequence) and splits lines, marking a last line without a newline as
 //! torn; `decode` turns each line into a record or reports every line it cannot trust (torn,
-//! malformed, foreign version, unknown kind) by file and line number. It never panics on any
-//! bytes and never reads a torn last line as a record. The zero-filled room at the end of a file
+//! malformed, foreign version, unknown kind) by file and line number. It reads only regular
+//! files of at most [`MAX_READ_FILE_BYTES`] (P10), never panics on any
+//! bytes and never reads a torn last line as a record. A line's chain fields are taken off
+//! before it is decoded, and the log's own lines (checkpoints, chain notes) are skipped
+//! (`audit::chain`; `log verify` checks them). The zero-filled room at the end of a file
 //! the writer has open (`audit::writer::room`) is no line: the lines end at its first zero
 //! byte, and anything but zeros after it is one more line (malformed), so nothing hides behind it.
 
@@ -10,6 +13,7 @@ mod decode;
 
 use std::path::{Path, PathBuf};
 
+use super::chain::notes::is_log_own;
 use super::files::all_log_files;
 
 pub use decode::{decode, parse_record, LogLine, Problem, ProblemKind};
@@ -57,18 +61,65 @@ pub fn read_log(paths: &[PathBuf]) -> Result<impl Iterator<Item = LogLine>, Read
     Ok(files.into_iter().flat_map(|file| read_file(&file)))
 }
 
-/// The lines of one file; an unreadable file is one `Unreadable` problem.
+/// The largest log file a reader takes (P10): the writer rotates at `max_file_bytes` (64 MiB
+/// by default), so anything past this bound is not a log askgate wrote, and reading it would
+/// cost its size in memory.
+pub const MAX_READ_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Whether `path` may be read as a log: a regular file (through symlinks: a link to a device
+/// or a FIFO is refused, since reading it would never end) of at most
+/// [`MAX_READ_FILE_BYTES`]. Checked before the file is opened, so a FIFO is never opened.
+pub fn readable(path: &Path) -> Result<(), String> {
+    let metadata = std::fs::metadata(path).map_err(|error| error.to_string())?;
+    if !metadata.is_file() {
+        return Err(
+            "is not a regular file (a device, FIFO or socket, or a link to one): refused, a log \
+             is a regular file"
+                .to_string(),
+        );
+    }
+    if metadata.len() > MAX_READ_FILE_BYTES {
+        return Err(format!(
+            "is {} bytes, more than the {MAX_READ_FILE_BYTES} a log file can be: refused",
+            metadata.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The bytes of one log file, if it is [`readable`]; read through the bound as well, since
+/// the file may grow between the check and the read. Every reader of log files reads here.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, String> {
+    readable(path)?;
+    let file = std::fs::File::open(path).map_err(|error| error.to_string())?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_READ_FILE_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(|error| error.to_string())?;
+    if bytes.len() as u64 > MAX_READ_FILE_BYTES {
+        return Err(format!(
+            "grew past the {MAX_READ_FILE_BYTES} bytes a log file can be: refused"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The lines of one file; an unreadable or refused file is one `Unreadable` problem.
 pub fn read_file(path: &Path) -> Vec<LogLine> {
     let name = path.display().to_string();
-    match std::fs::read(path) {
+    match read_bytes(path) {
         Ok(bytes) => split_lines(&bytes)
+            // The log's own checkpoints and chain notes are no decision records.
+            .filter(|line| line.torn || !is_log_own(line.text))
             .map(|line| decode(&name, line))
             .collect(),
         Err(error) => vec![LogLine::Problem(Problem {
             file: name,
             line_number: 0,
             kind: ProblemKind::Unreadable,
-            message: error.to_string(),
+            message: error,
             text_prefix: String::new(),
         })],
     }

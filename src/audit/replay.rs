@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::chain::notes::is_log_own;
 use super::reader::{decode, split_lines, LogLine, Problem, ProblemKind, RawLine};
 use super::record::{DecisionRecord, FactsError, PolicySetV1, Record, Verdict};
 use crate::authz::{decide, ApprovalKind, PolicySnapshot};
@@ -165,6 +166,8 @@ fn run(logs: &[LogText], jobs: usize, judge: &Judge<'_>) -> ReplayReport {
     let lines: Vec<(&str, RawLine<'_>)> = logs
         .iter()
         .flat_map(|log| split_lines(&log.bytes).map(move |line| (log.file.as_str(), line)))
+        // The log's own checkpoints and chain notes are no decisions to replay.
+        .filter(|(_, line)| line.torn || !is_log_own(line.text))
         .collect();
     let chunk_size = lines.len().div_ceil(jobs.max(1)).max(1);
     let mut total = Partial::default();

@@ -20,10 +20,12 @@ mod rotation;
 mod stats;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::chain::checkpoint::Checkpoints;
 use super::files::ReplicaId;
 use super::record::Record;
 use batch::{Batch, Step};
@@ -93,6 +95,9 @@ pub struct LogOptions {
     /// Zero-filled room kept past the open file's last line with fsync (see `room` and
     /// [`SUGGESTED_ROOM_BYTES`]); 0 (the default) grows the file line by line.
     pub room_bytes: u64,
+    /// Signed checkpoints of the chain (`audit::chain::checkpoint`); `None` writes the chain
+    /// without them.
+    pub checkpoints: Option<Checkpoints>,
 }
 
 impl Default for LogOptions {
@@ -106,6 +111,7 @@ impl Default for LogOptions {
             replica: None,
             sync_threads: DEFAULT_SYNC_THREADS,
             room_bytes: DEFAULT_ROOM_BYTES,
+            checkpoints: None,
         }
     }
 }
@@ -148,6 +154,10 @@ pub struct DecisionLog {
     shared: Arc<Shared>,
     /// The crew's threads (see `pipeline`).
     workers: Vec<JoinHandle<()>>,
+    /// Closing and unsigned records, shared with the writer (see [`ChainFlags`]).
+    flags: Arc<ChainFlags>,
+    /// Wakes the writer for checkpoints due by time; dropped (disconnected) to stop it.
+    ticker: Option<(std::sync::mpsc::Sender<()>, JoinHandle<()>)>,
     answer_deadline: Duration,
 }
 
@@ -165,7 +175,8 @@ impl DecisionLog {
         limit: usize,
     ) -> Result<DecisionLog, LogError> {
         std::fs::create_dir_all(dir).map_err(|error| LogError::io(dir, &error))?;
-        let mut sink = Sink::new(dir.to_path_buf(), options.clone());
+        let flags = Arc::new(ChainFlags::default());
+        let mut sink = Sink::new(dir.to_path_buf(), options.clone(), Arc::clone(&flags));
         sink.open_current()?;
         let shared = Arc::new(Shared {
             queue: Queue::new(limit),
@@ -183,6 +194,8 @@ impl DecisionLog {
         let mut log = DecisionLog {
             shared,
             workers: Vec::with_capacity(threads),
+            flags,
+            ticker: None,
             answer_deadline: options.answer_deadline,
         };
         for lane in 0..threads {
@@ -195,6 +208,10 @@ impl DecisionLog {
                 // Dropping the log stops the threads already started.
                 .map_err(|error| LogError::io(dir, &error))?;
             log.workers.push(worker);
+        }
+        if let Some(checkpoints) = &options.checkpoints {
+            let (shared, flags) = (&log.shared, &log.flags);
+            log.ticker = Some(start_ticker(shared, flags, checkpoints.interval, dir)?);
         }
         Ok(log)
     }
@@ -241,8 +258,50 @@ impl DecisionLog {
     }
 }
 
+/// What the log and its writer tell each other about the chain.
+#[derive(Debug, Default)]
+struct ChainFlags {
+    /// The log closes: the last write signs what is unsigned.
+    closing: AtomicBool,
+    /// Records were written since the last checkpoint (set by the writer).
+    unsigned: AtomicBool,
+}
+
+/// Every quarter of `interval` (at most a second), while records wait to be signed, an empty
+/// line goes to the queue, so the writer looks whether a checkpoint is due by time even when
+/// no record comes (and an idle log writes nothing).
+fn start_ticker(
+    shared: &Arc<Shared>,
+    flags: &Arc<ChainFlags>,
+    interval: Duration,
+    dir: &Path,
+) -> Result<(std::sync::mpsc::Sender<()>, JoinHandle<()>), LogError> {
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let period = (interval / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+    let (shared, flags) = (Arc::clone(shared), Arc::clone(flags));
+    let thread = std::thread::Builder::new()
+        .name("askgate-decision-log-ticker".to_string())
+        .spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period)
+            {
+                if flags.unsigned.load(Ordering::Relaxed) && shared.queue.push(b"").is_err() {
+                    break;
+                }
+            }
+        })
+        .map_err(|error| LogError::io(dir, &error))?;
+    Ok((stop, thread))
+}
+
 impl Drop for DecisionLog {
     fn drop(&mut self) {
+        if let Some((stop, thread)) = self.ticker.take() {
+            drop(stop);
+            let _ = thread.join();
+            // The last write signs what is unsigned.
+            self.flags.closing.store(true, Ordering::Relaxed);
+            let _ = self.shared.queue.push(b"");
+        }
         self.shared.queue.close();
         for worker in self.workers.drain(..) {
             let _ = worker.join();
@@ -266,6 +325,11 @@ mod tests {
             r#"{{"v":1,"kind":"outcome","id":"o{id:03}","time":"t","decision_id":"d","status":"ok","error_kind":null}}"#
         );
         Record::Outcome(serde_json::from_str(&line).unwrap())
+    }
+
+    /// The bytes [`record`] takes in the file as one of its first ten lines (chained).
+    pub(super) fn stored_len() -> usize {
+        record(0).to_line().unwrap().len() + crate::audit::chain::overhead(0) as usize
     }
 
     /// Four threads append 50 records each (ids `thread * 100 + index`), each waiting for its

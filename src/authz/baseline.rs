@@ -56,6 +56,25 @@ pub const HOOK_POLICIES: &[(&str, &str)] = &[(
     include_str!("../../policies/hook/tighten.cedar"),
 )];
 
+/// The schema of the approving set: who may answer an approval (`authz::approving`).
+pub const APPROVING_SCHEMA: (&str, &str) = (
+    "schema/approving.cedarschema",
+    include_str!("../../schema/approving.cedarschema"),
+);
+
+/// The shipped approving rules of `policies/approving/`: any approver, and separation of
+/// duties.
+pub const APPROVING_POLICIES: &[(&str, &str)] = &[
+    (
+        "policies/approving/anyone.cedar",
+        include_str!("../../policies/approving/anyone.cedar"),
+    ),
+    (
+        "policies/approving/separation.cedar",
+        include_str!("../../policies/approving/separation.cedar"),
+    ),
+];
+
 /// The worked admin examples of `policies/examples/` (not loaded by default).
 pub const EXAMPLES: &[(&str, &str)] = &[
     (
@@ -92,6 +111,17 @@ pub fn example_sources() -> Vec<Source> {
 
 pub fn hook_policy_sources() -> Vec<Source> {
     HOOK_POLICIES
+        .iter()
+        .map(|(name, text)| Source::new(*name, *text))
+        .collect()
+}
+
+pub fn approving_schema_source() -> Source {
+    Source::new(APPROVING_SCHEMA.0, APPROVING_SCHEMA.1)
+}
+
+pub fn approving_policy_sources() -> Vec<Source> {
+    APPROVING_POLICIES
         .iter()
         .map(|(name, text)| Source::new(*name, *text))
         .collect()

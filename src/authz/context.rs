@@ -11,6 +11,7 @@ use super::cache::project::{cedar_context, impl_fact, Attributes, Fact};
 use super::cache::reads::Tree;
 use super::EvaluationError;
 use crate::paths::{PathSet, TargetFacts};
+use crate::state::usage::UsageFacts;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,6 +32,25 @@ pub struct SessionContext {
     pub attestation: String,
     #[serde(default)]
     pub attestation_required: bool,
+}
+
+/// Who the call comes from, as askgate verified it, and what it may claim
+/// (`facts::caller::CallerFacts`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallerContext {
+    pub principal: String,
+    pub modes: BTreeSet<String>,
+    pub agents: BTreeSet<String>,
+    /// The person's groups (`callers[].groups`, or the IdP token's groups claim).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub groups: BTreeSet<String>,
+    /// The person's email (`callers[].email`, or the IdP token's email claim), or "".
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub email: String,
+    /// What the principal did lately (`state::usage`).
+    #[serde(default, skip_serializing_if = "UsageFacts::is_zero")]
+    pub usage: UsageFacts,
 }
 
 fn no_attestation() -> String {
@@ -147,6 +167,7 @@ pub enum SurfaceContext {
 pub struct CallContext {
     pub approvals: BTreeSet<String>,
     pub now: i64,
+    pub caller: CallerContext,
     pub session: SessionContext,
     pub environment: EnvironmentContext,
     #[serde(flatten)]
@@ -169,6 +190,9 @@ pub struct TargetContext {
     pub operation: String,
 }
 
+impl_fact!(CallerContext; principal, modes, agents, groups, email, usage);
+impl_fact!(UsageFacts; calls_minute, calls_hour, calls_day, writes_hour, writes_day, deletes_day,
+    asks_hour, identical_minute);
 impl_fact!(SessionContext; agent, agent_id, mode, interactive, permission_hook, bypass_available,
     bypass, may_record, attestation, attestation_required);
 impl_fact!(EnvironmentContext; provider, essential_traffic_only, design_sync, projects_tool,
@@ -191,6 +215,7 @@ impl Attributes for CallContext {
     const NAMES: &'static [&'static str] = &[
         "approvals",
         "now",
+        "caller",
         "session",
         "environment",
         "design",
@@ -202,6 +227,7 @@ impl Attributes for CallContext {
         match (name, &context.surface) {
             ("approvals", _) => Some(&context.approvals),
             ("now", _) => Some(&context.now),
+            ("caller", _) => Some(&context.caller),
             ("session", _) => Some(&context.session),
             ("environment", _) => Some(&context.environment),
             ("design", SurfaceContext::Design(design)) => Some(&**design),

@@ -22,8 +22,24 @@ pub(crate) trait Whole {
 }
 
 impl Whole for CallContext {
+    /// The record form leaves out a person's empty groups and email and zero usage (records
+    /// and snapshots of callers without them read as before); the whole form names every
+    /// attribute.
     fn whole(&self) -> Result<Value, EvaluationError> {
-        serde_json::to_value(self).map_err(|error| EvaluationError::Context(error.to_string()))
+        let mut whole = serde_json::to_value(self)
+            .map_err(|error| EvaluationError::Context(error.to_string()))?;
+        let caller = whole
+            .get_mut("caller")
+            .and_then(Value::as_object_mut)
+            .ok_or_else(|| EvaluationError::Context("the context has no caller".into()))?;
+        caller.insert("groups".into(), serde_json::json!(self.caller.groups));
+        caller.insert("email".into(), Value::String(self.caller.email.clone()));
+        caller.insert(
+            "usage".into(),
+            serde_json::to_value(self.caller.usage)
+                .map_err(|error| EvaluationError::Context(error.to_string()))?,
+        );
+        Ok(whole)
     }
 }
 

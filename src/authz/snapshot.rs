@@ -65,6 +65,19 @@ impl PolicySnapshot {
     /// Parses, renames (ids from `@id`), checks annotations and validates `sources` against
     /// `schema` in strict mode. Every problem of every file is reported, not just the first.
     pub fn load(schema: &Source, sources: &[Source]) -> Result<Self, LoadError> {
+        // Cedar recurses per nesting level: built on a stack of its own whichever thread asks
+        // (a reload runs on a runtime worker), past the limits' checks (P5).
+        super::limits::on_build_stack(|| Self::build(schema, sources))
+    }
+
+    fn build(schema: &Source, sources: &[Source]) -> Result<Self, LoadError> {
+        let too_big: Vec<LoadProblem> = sources
+            .iter()
+            .flat_map(|source| super::limits::check(&source.name, &source.text))
+            .collect();
+        if !too_big.is_empty() {
+            return Err(LoadError { problems: too_big });
+        }
         let schema_value = parse_schema(schema)?;
         let mut problems = Vec::new();
         let mut policies = PolicySet::new();

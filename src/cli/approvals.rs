@@ -4,6 +4,8 @@
 
 mod cards;
 
+pub use cards::card_text;
+
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -146,6 +148,12 @@ async fn request(args: &ApprovalsArgs) -> u8 {
     if status.is_success() {
         match (&args.action, args.json) {
             (ApprovalAction::List { .. }, false) => print_cards(&body),
+            (ApprovalAction::Approve { .. } | ApprovalAction::Refuse { .. }, false) => {
+                match serde_json::from_str::<Value>(&body) {
+                    Ok(approval) => println!("{}", cards::decided_text(&approval)),
+                    Err(_) => println!("{pretty}"),
+                }
+            }
             _ => println!("{pretty}"),
         }
         EXIT_OK

@@ -8,7 +8,7 @@
 //! timed-out hook's call proceed unless the entry says `onFailure: "block"`.
 
 mod answer;
-mod install;
+pub(crate) mod install;
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -62,7 +62,7 @@ pub struct ClaudeCodeArgs {
 }
 
 /// `--deadline-seconds`: 1..=60, refused past it with clap's error (exit 2).
-fn deadline_seconds() -> clap::builder::RangedU64ValueParser {
+pub(crate) fn deadline_seconds() -> clap::builder::RangedU64ValueParser {
     clap::value_parser!(u64).range(1..=MAX_DEADLINE_SECONDS)
 }
 

@@ -1,6 +1,9 @@
 //! cli::log: `askgate log tail|show|stats LOG...` — decision logs read as a person would.
 //! Lines that are not records are reported on stderr and skipped; an unreadable log exits 4,
-//! an unknown decision id (`show`) exits 1, a bad filter exits 2.
+//! an unknown decision id (`show`) exits 1, a bad filter exits 2. `log verify` checks the
+//! logs' chains and signatures (`verify`).
+
+mod verify;
 
 use std::path::PathBuf;
 
@@ -27,6 +30,9 @@ pub enum LogCommand {
     Show(ShowArgs),
     /// Counts by tool and operation: decisions and execution outcomes.
     Stats(StatsArgs),
+    /// Checks every replica's hash chain and signed checkpoints: exit 0 ok, 1 tampered,
+    /// 2 bad --key, 4 unreadable log.
+    Verify(verify::VerifyArgs),
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -83,6 +89,7 @@ pub fn run(args: &LogArgs) -> u8 {
             EXIT_OK
         }),
         LogCommand::Show(show) => with_records(&show.logs, |records| show_one(records, show)),
+        LogCommand::Verify(verify) => verify::run(verify),
         LogCommand::Stats(stats) => with_records(&stats.logs, |records| {
             print_stats(records, &filter(&stats.filter));
             EXIT_OK

@@ -31,6 +31,7 @@ pub fn run(args: &SandboxArgs) -> u8 {
             return EXIT_IO;
         }
     };
+    crate::server::telemetry::Logging::default().install();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -57,8 +57,12 @@ pub fn run(args: &ServeArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
+    config.logging.install();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // Cedar's evaluator refuses to recurse with less than 100 KiB of stack left: 8 MiB
+        // workers (as the main thread has) evaluate every policy within `authz::limits` (P5).
+        .thread_stack_size(crate::authz::limits::WORKER_STACK_BYTES)
         .build()
     {
         Ok(runtime) => runtime,
@@ -150,7 +154,14 @@ async fn serve(config: Config, watch_seconds: u64) -> u8 {
             }
         });
     }
-    match crate::server::run_with(listeners.main, booted.state, config.http, shutdown).await {
+    let fleet = booted.state.inner().fleet.clone();
+    let served = crate::server::run_with(listeners.main, booted.state, config.http, shutdown).await;
+    if let Some(fleet) = fleet {
+        // A graceful stop gives the replica id up, so a restart need not wait for its lease.
+        fleet.stop();
+        fleet.release_id().await;
+    }
+    match served {
         Ok(()) => EXIT_OK,
         Err(error) => {
             eprintln!("askgate: server error: {error}");
@@ -219,6 +230,9 @@ fn announce(config: &Config, booted: &crate::server::boot::Booted, listeners: &L
             }
         ),
         None => println!("decision log: off (--log-dir DIR to keep one)"),
+    }
+    if let Some(key) = booted.state.inner().journal.checkpoint_key() {
+        println!("decision log checkpoint key: {key} (askgate log verify --key {key} DIR)");
     }
     match &booted.state.inner().fleet {
         Some(fleet) => println!(

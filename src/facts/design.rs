@@ -62,6 +62,7 @@ pub fn gather(
         context: Arc::new(CallContext {
             approvals: BTreeSet::new(),
             now: unix_millis(now),
+            caller: session.caller.to_context(),
             session: session.to_context(),
             environment: environment.to_context(),
             surface: SurfaceContext::Design(Box::new(design)),

@@ -58,6 +58,7 @@ pub fn gather(
         context: std::sync::Arc::new(CallContext {
             approvals: BTreeSet::new(),
             now: unix_millis(now),
+            caller: session.caller.to_context(),
             session: session.to_context(),
             environment: environment.to_context(),
             surface: SurfaceContext::Projects(Box::new(projects)),

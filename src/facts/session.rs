@@ -1,13 +1,17 @@
-//! facts::session: the caller-supplied session facts (who is calling, in which permission
-//! mode, whether a prompt can reach a human), the facts derived from them once for the policies
-//! and the follow-ups alike (`bypass`, `may_record`), their Cedar form, and the limits on the
-//! session's identifiers (F3).
+//! facts::session: the session facts a caller states (which agent, in which permission mode,
+//! whether a prompt can reach a human) beside who the caller is as askgate verified it and what
+//! it may claim (`facts::caller`), the facts derived from them once for the policies and the
+//! follow-ups alike (`bypass`, `may_record`), their Cedar form, and the limits on the session's
+//! identifiers (F3).
 
 use serde::{Deserialize, Serialize};
 
+use super::caller::CallerFacts;
 use crate::authz::context::SessionContext;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentKind {
     #[default]
@@ -15,8 +19,19 @@ pub enum AgentKind {
     Subagent,
 }
 
+impl AgentKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Main => "main",
+            Self::Subagent => "subagent",
+        }
+    }
+}
+
 /// Permission modes (client-facts §11); `manual` is accepted for `default`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 pub enum Mode {
     #[default]
     #[serde(rename = "default", alias = "manual")]
@@ -59,12 +74,18 @@ pub struct Session {
     pub attestation: Attestation,
     /// `mcp.require_attestation`: an MCP call needs a hook attestation (set on MCP calls only).
     pub attestation_required: bool,
+    /// Who states these facts, as askgate verified it, and what it may claim. Unstated (a
+    /// scenario file, `check`): a caller that may claim anything. A front door always sets it
+    /// from the credential ([`CallerFacts::default`] allows nothing).
+    #[serde(default = "CallerFacts::unrestricted")]
+    pub caller: CallerFacts,
 }
 
 /// Whether a call's session facts were attested by the client's `PreToolUse` hook (issue 19
 /// §3). The HTTP API and the hook state their facts themselves (`none`); an MCP call is
-/// `attested` when it took a matching attestation, else `unattested` (the caller's configured
-/// facts apply).
+/// `attested` when it took the attestation of this very call; otherwise the caller's configured
+/// facts apply and it is `unattested` (nothing filed), `mismatched` (the hook filed the id for
+/// another tool, server name or input) or `foreign` (only another token's hook filed it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Attestation {
@@ -72,14 +93,27 @@ pub enum Attestation {
     None,
     Attested,
     Unattested,
+    Mismatched,
+    Foreign,
 }
 
 impl Attestation {
+    /// Every value, as the policies compare it.
+    pub const ALL: [Self; 5] = [
+        Self::None,
+        Self::Attested,
+        Self::Unattested,
+        Self::Mismatched,
+        Self::Foreign,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::None => "none",
             Self::Attested => "attested",
             Self::Unattested => "unattested",
+            Self::Mismatched => "mismatched",
+            Self::Foreign => "foreign",
         }
     }
 }
@@ -95,6 +129,7 @@ impl Default for Session {
             bypass_available: false,
             attestation: Attestation::None,
             attestation_required: false,
+            caller: CallerFacts::default(),
         }
     }
 }
@@ -123,10 +158,7 @@ impl Session {
 
     pub fn to_context(&self) -> SessionContext {
         SessionContext {
-            agent: match self.agent {
-                AgentKind::Main => "main".to_string(),
-                AgentKind::Subagent => "subagent".to_string(),
-            },
+            agent: self.agent.as_str().to_string(),
             agent_id: self.agent_id.clone().unwrap_or_default(),
             mode: self.mode.as_str().to_string(),
             interactive: self.interactive,
@@ -234,6 +266,13 @@ mod tests {
                 field: "session.id"
             }
         );
+    }
+
+    #[test]
+    fn a_stated_session_without_a_caller_may_claim_anything_but_the_default_nothing() {
+        let stated: Session = serde_json::from_str(r#"{"mode": "plan"}"#).unwrap();
+        assert_eq!(stated.caller, CallerFacts::unrestricted());
+        assert_eq!(Session::default().caller, CallerFacts::default());
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub struct AdminState {
 pub fn router(state: AdminState) -> Router {
     Router::new()
         .route("/v1/admin/reload", post(reload))
+        .route("/v1/admin/log-key", get(log_key))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .with_state(state)
@@ -48,6 +49,25 @@ pub fn health_listener_router(state: AdminState) -> Router {
         .route("/healthz", get(healthz))
         .fallback(|| async { ApiError::HealthOnly })
         .with_state(state)
+}
+
+/// `GET /v1/admin/log-key`: the public key the decision log's checkpoints are signed with
+/// (public, so no token), for `askgate log verify --key`; 404 without a log.
+async fn log_key(State(admin): State<AdminState>) -> axum::response::Response {
+    let inner = admin.pipeline.inner();
+    match inner.journal.checkpoint_key() {
+        Some(key) => Json(json!({
+            "key": key,
+            "algorithm": "ed25519",
+            "replica": inner.fleet.as_ref().map(|fleet| fleet.replica().to_string()),
+        }))
+        .into_response(),
+        None => (
+            axum::http::StatusCode::NOT_FOUND,
+            Json(json!({"error": "no_log", "message": "this service keeps no decision log (--log-dir DIR)"})),
+        )
+            .into_response(),
+    }
 }
 
 pub async fn healthz(State(admin): State<AdminState>) -> Json<Value> {
@@ -90,7 +110,11 @@ pub async fn reload(
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     let state = &admin.pipeline;
-    state.inner().callers.require(&headers, Role::Approver)?;
+    state
+        .inner()
+        .callers
+        .require(&headers, Role::Approver, state.inner().clock.now())
+        .await?;
     let report = state.reload().await;
     Ok(Json(json!(report)))
 }

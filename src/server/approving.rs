@@ -6,7 +6,10 @@
 //! before it counts. Expiries are logged by the sweeper (`sweeper`). A call that stops waiting
 //! withdraws its approval: ended at once, logged right after (by the sweeper if that fails).
 
+mod absent;
+mod next;
 mod redecide;
+pub mod routing;
 mod sweeper;
 mod work;
 
@@ -17,9 +20,13 @@ use super::caller::Caller;
 use super::error::ApiError;
 use super::gateway::{Handled, Pipeline, Prepared};
 use crate::audit::record::ApprovalAction;
+use crate::authz::approving::{Eligibility, Vote};
 use crate::authz::Decision;
-use crate::store::approvals::{ApprovalStatus, ApprovalView, CreateError, PendingCall};
+use crate::store::approvals::{
+    ApprovalStatus, ApprovalView, AskedAs, ClientWait, CreateError, PendingCall,
+};
 
+pub use next::{next_approval, NEXT_APPROVAL};
 pub use sweeper::spawn_sweeper;
 
 impl Pipeline {
@@ -27,16 +34,16 @@ impl Pipeline {
     /// when a cap on open approvals would be passed. The call moves into the approval.
     pub(super) async fn hold(
         &self,
-        caller: &Caller,
+        principal: &str,
         prepared: Prepared,
         decision: Decision,
-        held_open: bool,
+        client: ClientWait,
     ) -> Result<Handled, ApiError> {
         let inner = self.inner();
         let now = inner.clock.now();
         let Some(card) = decision.approval.clone() else {
             // INVARIANT: `decide` only answers ask with a card.
-            let approval = Box::new(closed_view(caller, &prepared, &decision, now));
+            let approval = Box::new(closed_view(principal, &prepared, &decision, now));
             return Ok(Handled::Asked { decision, approval });
         };
         let mut kinds = vec![card.kind()];
@@ -44,7 +51,7 @@ impl Pipeline {
         let view = ApprovalView {
             id: format!("ap_{}", uuid::Uuid::new_v4().simple()),
             status: ApprovalStatus::Pending,
-            requested_by: caller.principal.clone(),
+            requested_by: principal.to_string(),
             session_id: prepared.session_key.id.clone(),
             summary: prepared.facts.summary.clone(),
             card,
@@ -52,8 +59,12 @@ impl Pipeline {
             expires_at: now + approval_life(inner.approval_ttl, prepared.waits_for),
             approved_by: None,
             result: None,
+            asked_as: AskedAs::of(&prepared.session),
+            client,
         };
         let decision_id = prepared.decision_id;
+        // A request of this process holds the call open, or will once its client is back.
+        let held_open = client != ClientWait::Polls;
         let pending = PendingCall {
             session_key: prepared.session_key,
             session: prepared.session,
@@ -92,6 +103,7 @@ impl Pipeline {
         id: &str,
         note: Option<String>,
     ) -> Result<ApprovalView, ApiError> {
+        self.eligible(caller, id, Vote::Approve).await?;
         let inner = self.inner();
         let limits = *inner.approvals.limits();
         let deadline = tokio::time::Instant::now() + limits.approve_wait;
@@ -100,8 +112,14 @@ impl Pipeline {
             .claim(id, &caller.principal, inner.clock.now())
             .await?;
         let (started, ready) = oneshot::channel();
+        let client = claim.client;
         let work = work::Work::new(self.clone(), caller.principal.clone(), note, &claim);
         tokio::spawn(work.run(claim, started));
+        if client == ClientWait::NotYet {
+            // Nothing runs until the asking client is back (A16): the approver is answered at
+            // once, the approval `running` with its client `not_yet`.
+            return Ok(inner.approvals.view(id, inner.clock.now()).await?);
+        }
         // The work says whether its records were written; gone means it ended some other way.
         if let Ok(Ok(Err(error))) = tokio::time::timeout_at(deadline, ready).await {
             return Err(error);
@@ -119,6 +137,7 @@ impl Pipeline {
         id: &str,
         note: Option<String>,
     ) -> Result<ApprovalView, ApiError> {
+        self.eligible(caller, id, Vote::Refuse).await?;
         let inner = self.inner();
         let claim = inner
             .approvals
@@ -166,6 +185,39 @@ impl Pipeline {
         }
     }
 
+    /// The approving policies let `caller` give `vote` on approval `id`, or the answer is
+    /// refused (403) with their reason, before the approval is touched (issue 35 §1).
+    async fn eligible(&self, caller: &Caller, id: &str, vote: Vote) -> Result<(), ApiError> {
+        let inner = self.inner();
+        let view = inner.approvals.view(id, inner.clock.now()).await?;
+        match inner.routing.may(&inner.callers, caller, vote, &view) {
+            Eligibility::Eligible => Ok(()),
+            Eligibility::NotEligible { policies, reason } => {
+                tracing::info!(
+                    approval = id,
+                    approver = %caller.principal,
+                    vote = vote.as_str(),
+                    policies = %policies.join(","),
+                    "an answer to an approval was refused by the approving policies"
+                );
+                Err(ApiError::NotEligible {
+                    id: view.id,
+                    vote: vote.as_str(),
+                    reason,
+                })
+            }
+        }
+    }
+
+    /// The approvals of `views` that `caller` may answer (approve or refuse).
+    pub fn answerable(&self, caller: &Caller, views: Vec<ApprovalView>) -> Vec<ApprovalView> {
+        let inner = self.inner();
+        views
+            .into_iter()
+            .filter(|view| inner.routing.may_answer(&inner.callers, caller, view))
+            .collect()
+    }
+
     /// The asking call stopped waiting (`why` says how): its approval ends as `withdrawn`, so
     /// no approver can run a call whose result nobody would receive. Fails with
     /// `ApprovalClosed` when an approver (or the expiry) came first.
@@ -205,16 +257,22 @@ impl Pipeline {
     }
 }
 
-/// An approval lives for the configured TTL, or as long as its asking call waits if that is
-/// shorter (the card's time left is then the time the call really waits).
+/// How much longer than its asking call's wait an approval lives: the call gives up first and
+/// withdraws it (A12), so its status says the call stopped waiting; the expiry only ends an
+/// approval whose holder could not.
+pub const WAIT_MARGIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// An approval lives for the configured TTL, or a moment longer than its asking call waits if
+/// that is shorter (the card's time left is then about the time the call really waits).
 fn approval_life(ttl: time::Duration, waits_for: Option<std::time::Duration>) -> time::Duration {
     waits_for
+        .map(|wait| wait.saturating_add(WAIT_MARGIN))
         .and_then(|wait| time::Duration::try_from(wait).ok())
         .map_or(ttl, |wait| wait.min(ttl))
 }
 
 fn closed_view(
-    caller: &Caller,
+    principal: &str,
     prepared: &Prepared,
     decision: &Decision,
     now: time::OffsetDateTime,
@@ -222,7 +280,7 @@ fn closed_view(
     ApprovalView {
         id: String::new(),
         status: ApprovalStatus::Refused,
-        requested_by: caller.principal.clone(),
+        requested_by: principal.to_string(),
         session_id: prepared.session_key.id.clone(),
         summary: prepared.facts.summary.clone(),
         card: crate::authz::Approval::Batch {
@@ -240,6 +298,8 @@ fn closed_view(
         expires_at: now,
         approved_by: None,
         result: None,
+        asked_as: AskedAs::of(&prepared.session),
+        client: ClientWait::Polls,
     }
 }
 

@@ -41,11 +41,7 @@ impl<S: Send + Sync> FromRequest<S> for RequestBody {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, _state: &S) -> Result<Self, ApiError> {
-        let limits = request
-            .extensions()
-            .get::<BodyLimits>()
-            .copied()
-            .unwrap_or_default();
+        let limits = limits_of(&request);
         let declared = request
             .headers()
             .get(axum::http::header::CONTENT_LENGTH)
@@ -54,11 +50,28 @@ impl<S: Send + Sync> FromRequest<S> for RequestBody {
         if declared.is_some_and(|length| length > limits.max_bytes as u64) {
             return Err(ApiError::TooLarge(limits.max_bytes));
         }
-        let read = collect(request.into_body(), limits.max_bytes);
-        match tokio::time::timeout(limits.read_timeout, read).await {
-            Ok(body) => body.map(RequestBody),
-            Err(_) => Err(ApiError::BodyTimeout(limits.read_timeout)),
-        }
+        read_within(request.into_body(), limits)
+            .await
+            .map(RequestBody)
+    }
+}
+
+/// The limits a request carries (the router's extension layer puts them on every request).
+pub fn limits_of(request: &Request) -> BodyLimits {
+    request
+        .extensions()
+        .get::<BodyLimits>()
+        .copied()
+        .unwrap_or_default()
+}
+
+/// Reads `body` whole within `limits`: its size (413) and its read deadline (408). `/mcp` reads
+/// its bodies through here too (P3), before the fast path or rmcp's service sees them.
+pub async fn read_within(body: axum::body::Body, limits: BodyLimits) -> Result<Bytes, ApiError> {
+    let read = collect(body, limits.max_bytes);
+    match tokio::time::timeout(limits.read_timeout, read).await {
+        Ok(body) => body,
+        Err(_) => Err(ApiError::BodyTimeout(limits.read_timeout)),
     }
 }
 

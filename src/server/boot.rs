@@ -11,6 +11,8 @@ use futures_util::future::BoxFuture;
 use super::account::Account;
 use super::admin::AdminState;
 use super::app::AppState;
+use super::auth::Issuers;
+use super::caller::Callers;
 use super::clock::{Clock, SystemClock};
 use super::config::{Config, Upstream};
 use super::console::ConsoleState;
@@ -25,6 +27,7 @@ use crate::executor::projects::{
 use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::sources::{self, PolicyArgs};
 use crate::store::approvals::Approvals;
+use crate::store::attestations::Attestations;
 
 /// The attached Project of the sandbox's seed state.
 pub const SANDBOX_PROJECT: &str = "11111111-1111-4111-8111-111111111111";
@@ -53,19 +56,35 @@ fn journal(config: &Config) -> Result<super::journal::Journal, BootError> {
     } else {
         crate::audit::writer::Durability::None
     };
+    use crate::audit::chain::{checkpoint::Checkpoints, key};
+    // A key file the config names must exist; the default one is made on first run.
+    let key = match &config.log_key_file {
+        Some(path) => key::CheckpointKey::load(path, false),
+        None => key::CheckpointKey::load(
+            &key::default_key_path(dir, config.replica_id.as_ref().map(|id| id.as_str())),
+            true,
+        ),
+    }
+    .map_err(|error| BootError::Log(error.to_string()))?;
+    let public = key.public_hex();
     let options = crate::audit::writer::LogOptions {
         durability,
         replica: config.replica_id.clone(),
         sync_threads: config.log_sync_threads,
         room_bytes: config.log_room_bytes,
+        checkpoints: Some(Checkpoints {
+            key,
+            every_records: config.log_checkpoint_records,
+            interval: config.log_checkpoint_interval,
+        }),
         ..crate::audit::writer::LogOptions::default()
     };
     let log = crate::audit::writer::DecisionLog::open(dir, options)
         .map_err(|error| BootError::Log(error.to_string()))?;
-    Ok(super::journal::Journal::new(
-        Some(log),
-        config.refuse_without_log,
-    ))
+    Ok(
+        super::journal::Journal::new(Some(log), config.refuse_without_log)
+            .with_checkpoint_key(public),
+    )
 }
 
 /// A service ready to serve, with the sandbox it started (if any).
@@ -102,6 +121,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         super::reload::fingerprint_of(&policy_args(config), shadow_args(config).as_ref());
     let snapshot = load_policies(config)?;
     let hook_snapshot = sources::load_hook(&policy_args(config))?;
+    let approving = sources::load_approving(&policy_args(config))?;
     let shadow = match shadow_args(config) {
         Some(args) => Some(sources::load(&args)?),
         None => None,
@@ -196,12 +216,13 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         )
     });
     environment.session_token = environment.session_token || credentials.session_token.is_some();
-    let (approvals, console, account, fleet) = match &config.store {
+    let (approvals, console, account, fleet, attestations) = match &config.store {
         None => (
             Approvals::in_memory(config.approvals),
             super::console::session::ConsoleSessions::default(),
             Account::new(design, projects),
             None,
+            Attestations::default(),
         ),
         Some(url) => {
             let options = crate::store::postgres::FleetOptions::new(match &config.replica_id {
@@ -216,13 +237,16 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
                 super::console::session::ConsoleSessions::new(stores.console),
                 Account::with_store(design, projects, stores.account),
                 Some(stores.fleet),
+                Attestations::new(stores.attestations),
             )
         }
     };
     let inner = Inner {
         snapshot: ArcSwap::from_pointee(snapshot),
         hook_snapshot: ArcSwap::from_pointee(hook_snapshot),
-        callers: config.callers.clone(),
+        callers: intake(config)?,
+        usage: crate::state::usage::Usage::default(),
+        routing: super::approving::routing::Routing::new(approving, config.approving),
         environment,
         scopes: credentials.scopes.clone(),
         clock,
@@ -235,7 +259,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         shadow: arc_swap::ArcSwapOption::from(shadow.map(Arc::new)),
         reloader: Some(Arc::new(reloader)),
         journal: journal(config)?,
-        attestations: Default::default(),
+        attestations,
     };
     let pipeline = Pipeline(Arc::new(inner));
     super::approving::spawn_sweeper(&pipeline);
@@ -287,4 +311,27 @@ impl TokenSource for SharedTokens {
     fn session_token(&self) -> Option<String> {
         self.session_token.clone()
     }
+}
+
+/// How many verified JWTs the intake remembers (each until its `exp`).
+const VERIFIED_TOKENS: usize = 10_000;
+
+/// The one intake: the configured tokens, and the IdPs' JWTs when `identity.issuers` is set
+/// (their keys fetched at once in the background and refreshed by their `Cache-Control`).
+fn intake(config: &Config) -> Result<Callers, BootError> {
+    if config.identity.issuers.is_empty() {
+        return Ok(config.callers.clone());
+    }
+    let http = reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(5))
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .map_err(|error| BootError::Client(format!("the IdP client: {error}")))?;
+    let mut issuers = Issuers::new(&config.identity, http, VERIFIED_TOKENS);
+    issuers.start_refresh();
+    let resource = super::auth::ProtectedResource::of(&config.identity);
+    Ok(config
+        .callers
+        .clone()
+        .with_issuers(Arc::new(issuers), resource))
 }

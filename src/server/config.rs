@@ -12,7 +12,7 @@ mod raw;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use super::caller::{Caller, Callers, Role, SessionDefaults};
+use super::caller::{Caller, Callers, Role};
 use crate::facts::Environment;
 
 use crate::audit::files::ReplicaId;
@@ -24,7 +24,7 @@ pub use http::{
 };
 pub use notify::RawNotify;
 pub use projects::RawProjects;
-pub use raw::{RawCaller, RawConfig, RawUpstreamCredentials};
+pub use raw::{RawCaller, RawConfig, RawMayClaim, RawSessionDefaults, RawUpstreamCredentials};
 
 /// Demo caller tokens used only when none are configured and the service listens on loopback.
 pub const DEMO_AGENT_TOKEN: &str = "askgate-demo-agent-token";
@@ -64,9 +64,13 @@ pub struct Config {
     pub baseline: Option<PathBuf>,
     pub callers: Callers,
     pub demo_callers: bool,
+    /// The IdPs whose JWT access tokens are callers (empty: configured tokens only).
+    pub identity: crate::server::auth::IdentityConfig,
     pub environment: Environment,
     pub approval_ttl: time::Duration,
     pub approvals: ApprovalLimits,
+    /// What the approving policies read of the configuration (`approvals.separation_of_duties`).
+    pub approving: crate::authz::approving::ApprovingSettings,
     pub credentials: Option<RawUpstreamCredentials>,
     pub org_uuid: String,
     pub spill_dir: PathBuf,
@@ -82,12 +86,19 @@ pub struct Config {
     pub log_sync_threads: usize,
     /// Zero-filled room past the open log file's last line (`LogOptions::room_bytes`).
     pub log_room_bytes: u64,
+    /// The checkpoint key file (`log_key_file`); `None`: the default beside the log.
+    pub log_key_file: Option<PathBuf>,
+    /// A signed checkpoint after this many records or this long (`log_checkpoint_*`).
+    pub log_checkpoint_records: u64,
+    pub log_checkpoint_interval: std::time::Duration,
     pub http: HttpLimits,
     pub mcp: mcp::McpSettings,
     /// The approval webhook (`notify`), if any.
     pub notify: Option<super::notify::WebhookTarget>,
     /// The bearer token `GET /metrics` requires, if any.
     pub metrics_token: Option<String>,
+    /// The service's own log lines (`telemetry`): format and level.
+    pub logging: super::telemetry::Logging,
     /// The fleet's PostgreSQL URL; `None`: shared state lives in this process.
     pub store: Option<String>,
     /// This replica's id (`replica_id`): its log files are `decisions-<replica>-…` and the
@@ -122,7 +133,17 @@ impl Config {
                 "a real upstream needs `upstream_credentials.access_token`".to_string(),
             ));
         }
-        let (callers, demo_callers) = callers(raw.callers, listen)?;
+        let identity = match raw.identity {
+            Some(raw) => crate::server::auth::IdentityConfig::validate(raw)?,
+            None => crate::server::auth::IdentityConfig::default(),
+        };
+        // With issuers configured and no `callers`, only the IdP's tokens are taken: the
+        // published demo tokens are for a first run with nothing configured.
+        let (callers, demo_callers) = if raw.callers.is_none() && !identity.issuers.is_empty() {
+            (Callers::default(), false)
+        } else {
+            callers(raw.callers, listen)?
+        };
         let ttl = raw.approval_ttl_seconds.unwrap_or(300);
         if ttl == 0 || ttl > 86_400 {
             return Err(ConfigError::new(
@@ -176,6 +197,35 @@ impl Config {
                 ))
             }
         };
+        let approving = crate::authz::approving::ApprovingSettings {
+            separation_of_duties: raw
+                .approvals
+                .as_ref()
+                .and_then(|approvals| approvals.separation_of_duties)
+                .unwrap_or(true),
+        };
+        let log_checkpoint_records = match raw.log_checkpoint_records {
+            None => crate::audit::chain::checkpoint::DEFAULT_EVERY_RECORDS,
+            Some(count) if count >= 1 => count,
+            Some(count) => {
+                return Err(ConfigError::new(
+                    "log_checkpoint_records",
+                    format!("{count} is not at least 1"),
+                ))
+            }
+        };
+        let log_checkpoint_interval = match raw.log_checkpoint_seconds {
+            None => crate::audit::chain::checkpoint::DEFAULT_INTERVAL,
+            Some(seconds) if (1..=86_400).contains(&seconds) => {
+                std::time::Duration::from_secs(seconds)
+            }
+            Some(seconds) => {
+                return Err(ConfigError::new(
+                    "log_checkpoint_seconds",
+                    format!("{seconds} is not 1 to 86400"),
+                ))
+            }
+        };
         let approvals = ApprovalLimits::validate(raw.approvals)?;
         let http = HttpLimits::validate(raw.http)?;
         let mut mcp = mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
@@ -184,6 +234,8 @@ impl Config {
             .notify
             .unwrap_or_default()
             .validate(&listen.to_string())?;
+        let logging = super::telemetry::Logging::validate(raw.logging.clone().unwrap_or_default())
+            .map_err(|(key, message)| ConfigError::new(key, message))?;
         if let Some(token) = &raw.metrics_token {
             token_strength(token, "metrics_token")?;
         }
@@ -217,9 +269,11 @@ impl Config {
             store,
             replica_id,
             metrics_token: raw.metrics_token,
+            logging,
             mcp,
             notify,
             approvals,
+            approving,
             http,
             shadow_policies: raw.shadow_policies.unwrap_or_default(),
             log_dir: raw.log_dir,
@@ -227,6 +281,9 @@ impl Config {
             log_fsync,
             log_sync_threads,
             log_room_bytes,
+            log_key_file: raw.log_key_file,
+            log_checkpoint_records,
+            log_checkpoint_interval,
             listen,
             health_listen,
             upstream,
@@ -234,6 +291,7 @@ impl Config {
             baseline: raw.baseline,
             callers,
             demo_callers,
+            identity,
             environment: raw.environment.unwrap_or_default(),
             approval_ttl: time::Duration::seconds(i64::try_from(ttl).unwrap_or(300)),
             credentials: raw.upstream_credentials,
@@ -348,22 +406,18 @@ fn callers(
                     .to_string(),
             ));
         }
+        let demo_agent = Caller::configured(
+            Role::Agent,
+            "demo-agent".to_string(),
+            RawSessionDefaults::default(),
+            None,
+        )
+        .map_err(|(key, message)| ConfigError::new(&format!("demo-agent.{key}"), message))?;
         let demo = [
-            (
-                DEMO_AGENT_TOKEN.to_string(),
-                Caller {
-                    role: Role::Agent,
-                    principal: "demo-agent".to_string(),
-                    defaults: SessionDefaults::default(),
-                },
-            ),
+            (DEMO_AGENT_TOKEN.to_string(), demo_agent),
             (
                 DEMO_APPROVER_TOKEN.to_string(),
-                Caller {
-                    role: Role::Approver,
-                    principal: "demo-approver".to_string(),
-                    defaults: SessionDefaults::default(),
-                },
+                Caller::approver("demo-approver".to_string()),
             ),
         ];
         return Ok((Callers::new(demo), true));
@@ -394,17 +448,37 @@ fn callers(
             ));
         }
     }
-    let entries = raw.into_iter().map(|caller| {
-        (
-            caller.token,
-            Caller {
-                role: caller.role,
-                principal: caller.principal,
-                defaults: caller.session,
-            },
+    let mut entries = Vec::with_capacity(raw.len());
+    for (index, caller) in raw.into_iter().enumerate() {
+        let configured = Caller::configured(
+            caller.role,
+            caller.principal,
+            caller.session,
+            caller.may_claim,
         )
-    });
+        .map_err(|(key, message)| ConfigError::new(&format!("callers[{index}].{key}"), message))?
+        .with_person(person(index, caller.groups, caller.email)?);
+        entries.push((caller.token, configured));
+    }
     Ok((Callers::new(entries), false))
+}
+
+/// `callers[].groups` and `email`: what the approving policies read of the person.
+fn person(
+    index: usize,
+    groups: Vec<String>,
+    email: Option<String>,
+) -> Result<super::caller::Person, ConfigError> {
+    if let Some(empty) = groups.iter().position(|group| group.trim().is_empty()) {
+        return Err(ConfigError::new(
+            &format!("callers[{index}].groups[{empty}]"),
+            "must not be empty".to_string(),
+        ));
+    }
+    Ok(super::caller::Person {
+        groups,
+        email: email.unwrap_or_default(),
+    })
 }
 
 #[cfg(test)]

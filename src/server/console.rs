@@ -22,9 +22,11 @@ use axum::{Form, Router};
 use maud::Markup;
 use serde::Deserialize;
 
-use super::caller::{Caller, Role};
+use super::approving::next_approval;
+use super::caller::Caller;
 use super::error::ApiError;
 use super::gateway::Pipeline;
+use crate::store::approvals::ApprovalView;
 use session::{same_token, set_cookie, ConsoleSession, COOKIE};
 
 /// Scripts and styles only from the console's own assets; no inline code, no frames.
@@ -111,7 +113,7 @@ async fn home(State(state): State<ConsoleState>, headers: HeaderMap) -> Response
         return to_sign_in();
     };
     let now = state.pipeline.inner().clock.now();
-    let views = pending_newest_first(&state, now).await;
+    let views = pending_newest_first(&state, &session.principal, now).await;
     page(StatusCode::OK, pages::pending(&session, &views, now))
 }
 
@@ -120,7 +122,7 @@ async fn pending_fragment(State(state): State<ConsoleState>, headers: HeaderMap)
         return StatusCode::UNAUTHORIZED.into_response();
     };
     let now = state.pipeline.inner().clock.now();
-    let views = pending_newest_first(&state, now).await;
+    let views = pending_newest_first(&state, &session.principal, now).await;
     page(StatusCode::OK, pages::pending_list(&session, &views, now))
 }
 
@@ -128,8 +130,10 @@ async fn pending_fragment(State(state): State<ConsoleState>, headers: HeaderMap)
 const PENDING: usize = 200;
 const HISTORY: usize = 200;
 
+/// The pending approvals `principal` may answer (the approving policies), newest first.
 async fn pending_newest_first(
     state: &ConsoleState,
+    principal: &str,
     now: time::OffsetDateTime,
 ) -> Vec<crate::store::approvals::ApprovalView> {
     let page = state
@@ -138,7 +142,9 @@ async fn pending_newest_first(
         .approvals
         .page(now, None, PENDING)
         .await;
-    let mut views = page.map(|page| page.approvals).unwrap_or_default();
+    let views = page.map(|page| page.approvals).unwrap_or_default();
+    let approver = crate::server::caller::Caller::approver(principal.to_string());
+    let mut views = state.pipeline.answerable(&approver, views);
     views.reverse();
     views
 }
@@ -284,11 +290,7 @@ async fn decide(
         return csrf_refused(Some(&session));
     }
     // Approving reads only who approves; session defaults are an agent's (MCP) concern.
-    let caller = Caller {
-        role: Role::Approver,
-        principal: session.principal.clone(),
-        defaults: super::caller::SessionDefaults::default(),
-    };
+    let caller = Caller::approver(session.principal.clone());
     let note = match super::approving::approval_note(Some(&form.note)) {
         Ok(note) => note,
         Err(error) => return error_page(&session, &error),
@@ -300,6 +302,9 @@ async fn decide(
     };
     let now = state.pipeline.inner().clock.now();
     match decided {
+        Ok(view) if approving && next_approval(view.result.as_ref()).is_some() => {
+            next_card(&state, &session, &view, now).await
+        }
         Ok(view) => {
             let notice = if approving {
                 "Approved."
@@ -330,6 +335,36 @@ async fn decide(
             }
         }
         Err(error) => error_page(&session, &error),
+    }
+}
+
+/// An approved consent card handed its call on to the next approval (A2): that card is shown
+/// at once, with its forms, for the approver to decide.
+async fn next_card(
+    state: &ConsoleState,
+    session: &ConsoleSession,
+    approved: &ApprovalView,
+    now: time::OffsetDateTime,
+) -> Response {
+    let Some(next) = next_approval(approved.result.as_ref()) else {
+        return page(
+            StatusCode::OK,
+            pages::approval(session, approved, now, None),
+        );
+    };
+    match state.pipeline.inner().approvals.view(next, now).await {
+        Ok(view) => {
+            let notice = format!(
+                "Approved {}: Claude Design is connected. The same call now needs this approval \
+                 before it runs.",
+                approved.id
+            );
+            page(
+                StatusCode::OK,
+                pages::approval(session, &view, now, Some(&notice)),
+            )
+        }
+        Err(error) => error_page(session, &error.into()),
     }
 }
 

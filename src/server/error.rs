@@ -12,6 +12,9 @@ use crate::call::CallError;
 pub enum ApiError {
     #[error("{0}")]
     Unauthenticated(&'static str),
+    /// A JWT access token the verifier refused; the reason never holds the token.
+    #[error("{0}")]
+    BadToken(String),
     #[error("{0}")]
     Forbidden(&'static str),
     #[error("{}", .0.message)]
@@ -41,6 +44,13 @@ pub enum ApiError {
     UnknownApproval(String),
     #[error("approval `{id}` is already {status}")]
     ApprovalClosed { id: String, status: String },
+    /// The approving policies do not let this approver give this answer (issue 35 §1).
+    #[error("you may not {vote} approval `{id}`: {reason}")]
+    NotEligible {
+        id: String,
+        vote: &'static str,
+        reason: String,
+    },
     #[error("{0}")]
     Unavailable(String),
     #[error("{0}")]
@@ -56,8 +66,8 @@ pub enum ApiError {
 impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
-            Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
-            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::Unauthenticated(_) | Self::BadToken(_) => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) | Self::NotEligible { .. } => StatusCode::FORBIDDEN,
             Self::BadCall(_)
             | Self::BadBody(_)
             | Self::BadSession(_)
@@ -87,9 +97,29 @@ impl ApiError {
     }
 }
 
+/// What a caller is told when the shared store failed: never the store's user, host, port or
+/// database, nor the driver's text (P4); the operator reads those in the service's log and in
+/// `/healthz`.
+pub const STORE_UNAVAILABLE: &str =
+    "askgate's shared store is unavailable: try again shortly (the service's log and /healthz say why)";
+
+impl ApiError {
+    /// The message a caller reads: a store failure is logged and said without the store's
+    /// details (P4); everything else as displayed.
+    pub fn public_message(&self) -> String {
+        match self {
+            Self::Store(error) => {
+                tracing::warn!(%error, "a request failed on the shared store");
+                STORE_UNAVAILABLE.to_string()
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {"message": self.to_string(), "field": self.field()}});
+        let body = json!({"error": {"message": self.public_message(), "field": self.field()}});
         (self.status(), Json(body)).into_response()
     }
 }

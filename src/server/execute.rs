@@ -34,6 +34,24 @@ pub fn approved(kinds: &[ApprovalKind]) -> Approved {
     }
 }
 
+/// Records the Design consent a human approved: the upstream POST, then the account event.
+/// `Err`: the agent's result saying the POST failed (nothing else was sent).
+pub async fn record_consent(account: &Account) -> Result<(), Value> {
+    if let Err(error) = account.design.record_consent().await {
+        return Err(error_json(
+            "consent",
+            &format!("Couldn't record Design consent ({error})"),
+        ));
+    }
+    if let Err(error) = account
+        .record([crate::state::AccountEvent::ConsentGranted])
+        .await
+    {
+        tracing::error!(%error, "a state event after an upstream call was not recorded");
+    }
+    Ok(())
+}
+
 pub struct DesignRun<'a> {
     pub account: &'a Account,
     pub session_key: &'a SessionKey,
@@ -64,13 +82,9 @@ impl DesignRun<'_> {
         }
         let followups = self.followups();
         if followups.records_consent() {
-            if let Err(error) = self.account.design.record_consent().await {
-                return error_json(
-                    "consent",
-                    &format!("Couldn't record Design consent ({error})"),
-                );
+            if let Err(failure) = record_consent(self.account).await {
+                return failure;
             }
-            self.recorded([followups.consent_recorded()]).await;
         }
         // Recorded before the call goes upstream: if the store cannot take it, nothing goes.
         if let Err(error) = self.account.record(followups.before_call()).await {

@@ -24,7 +24,7 @@ use crate::call::{effective_hints, CallError, Catalog, DesignCall, ProjectsCall}
 use crate::facts::observations::LocalFileStat;
 use crate::facts::{self, DesignObservations, Environment};
 use crate::state::SessionKey;
-use crate::store::approvals::{ApprovalView, Approvals, ApprovedCall};
+use crate::store::approvals::{ApprovalView, Approvals, ApprovedCall, ClientWait};
 
 pub use super::prepared::{FrontDoor, Prepared};
 
@@ -34,6 +34,10 @@ pub struct Inner {
     /// The hook-mode set (`server::hook`), rebuilt beside the live set on every reload.
     pub hook_snapshot: ArcSwap<PolicySnapshot>,
     pub callers: Callers,
+    /// Each principal's recent calls, facts of its next decisions (issue 36 §2).
+    pub usage: crate::state::usage::Usage,
+    /// Who may answer which approval: the approving set and its settings (issue 35).
+    pub routing: super::approving::routing::Routing,
     pub environment: Environment,
     /// The scopes of the upstream credential (Projects needs both project scopes).
     pub scopes: Vec<String>,
@@ -50,7 +54,7 @@ pub struct Inner {
     pub reloader: Option<Arc<super::reload::Reloader>>,
     pub journal: super::journal::Journal,
     /// Hook attestations of MCP calls: the hook files them, the MCP front door takes them.
-    pub attestations: super::attest::Attestations,
+    pub attestations: crate::store::attestations::Attestations,
     /// This replica's place in the fleet (`serve --store postgres://…`); `None` in memory.
     pub fleet: Option<Arc<crate::store::postgres::Fleet>>,
 }
@@ -108,6 +112,7 @@ impl Pipeline {
                 )))
             }
         };
+        let (session, facts) = self.with_usage(&session_key, session, &call, facts);
         Ok(Prepared {
             decision_id: uuid::Uuid::new_v4().to_string(),
             session_key,
@@ -247,6 +252,44 @@ impl Pipeline {
         Ok((facts, None))
     }
 
+    /// The caller's recent usage (issue 36 §2) stamped on the session and the call's context:
+    /// facts of this decision (and of its re-decision when approved), before it is counted.
+    fn with_usage(
+        &self,
+        key: &SessionKey,
+        mut session: crate::facts::Session,
+        call: &ApprovedCall,
+        mut facts: CallFacts,
+    ) -> (crate::facts::Session, CallFacts) {
+        let shape = call_shape(call);
+        let now = self.inner().clock.now().unix_timestamp();
+        let usage = self.inner().usage.facts(&key.principal, shape, now);
+        session.caller.usage = usage;
+        std::sync::Arc::make_mut(&mut facts.context).caller.usage = usage;
+        (session, facts)
+    }
+
+    /// Counts a new call's decision in its principal's usage (not a re-decision, not a
+    /// probe): every front door that decides a call the agent made calls this once.
+    pub fn count_usage(&self, prepared: &Prepared, decision: &Decision) {
+        let summary = &prepared.facts.summary;
+        let deleted_paths = match summary.operation.as_str() {
+            "delete_files" => i64::try_from(summary.targets.len()).unwrap_or(i64::MAX),
+            "project_delete" => 1,
+            _ => 0,
+        };
+        let counted = crate::state::usage::Counted {
+            writes: summary.writes,
+            deleted_paths,
+            asked: decision.decision == Outcome::Ask,
+            shape: call_shape(&prepared.call),
+        };
+        let now = self.inner().clock.now().unix_timestamp();
+        self.inner()
+            .usage
+            .count(&prepared.session_key.principal, counted, now);
+    }
+
     /// Decides on the call's snapshot (the one its gates were checked on) and counts the
     /// decision in the metrics.
     pub fn decide(&self, prepared: &Prepared) -> Decision {
@@ -293,7 +336,32 @@ impl Pipeline {
         if report.problems.is_empty() {
             report.problems.extend(self.reload_hook(&reloader).await);
         }
+        if report.problems.is_empty() {
+            report
+                .problems
+                .extend(self.reload_approving(&reloader).await);
+        }
         report
+    }
+
+    /// Rebuilds the approving set from the live set's directories; keeps the running one (and
+    /// says why) when it does not load.
+    async fn reload_approving(&self, reloader: &super::reload::Reloader) -> Vec<String> {
+        let args = reloader.live_args().clone();
+        let built =
+            tokio::task::spawn_blocking(move || crate::sources::load_approving(&args)).await;
+        match built {
+            Ok(Ok(snapshot)) => {
+                self.inner().routing.swap(snapshot);
+                Vec::new()
+            }
+            Ok(Err(error)) => error
+                .problems
+                .iter()
+                .map(|problem| format!("approving: {problem}"))
+                .collect(),
+            Err(join) => vec![format!("approving: {join}")],
+        }
     }
 
     /// Rebuilds the hook-mode set from the live set's directories; keeps the running one (and
@@ -329,26 +397,21 @@ impl Pipeline {
 
     /// Decide, then execute, hold or refuse.
     pub async fn handle(&self, caller: &Caller, prepared: Prepared) -> Result<Handled, ApiError> {
-        self.handle_as(caller, prepared, false).await
+        self.handle_for(caller, prepared, ClientWait::Polls).await
     }
 
-    /// [`Self::handle`] for a request that holds an asked call open (MCP): its approval is
-    /// withdrawn if this process goes away, since nobody would receive the result.
-    pub async fn handle_held_open(
+    /// [`Self::handle`] for a request that holds an asked call open (MCP), now
+    /// ([`ClientWait::Waiting`]) or once its client comes back with a retry
+    /// ([`ClientWait::NotYet`]): its approval is withdrawn if this process goes away, since
+    /// nobody would receive the result, and runs only while a client waits.
+    pub async fn handle_for(
         &self,
         caller: &Caller,
         prepared: Prepared,
-    ) -> Result<Handled, ApiError> {
-        self.handle_as(caller, prepared, true).await
-    }
-
-    async fn handle_as(
-        &self,
-        caller: &Caller,
-        prepared: Prepared,
-        held_open: bool,
+        client: ClientWait,
     ) -> Result<Handled, ApiError> {
         let decision = self.decide_and_record(&prepared).await?;
+        self.count_usage(&prepared, &decision);
         Ok(match decision.decision {
             Outcome::Allow => {
                 let result = self.execute(&prepared, &[]).await;
@@ -358,7 +421,10 @@ impl Pipeline {
                     .await;
                 Handled::Allowed { decision, result }
             }
-            Outcome::Ask => self.hold(caller, prepared, decision, held_open).await?,
+            Outcome::Ask => {
+                self.hold(&caller.principal, prepared, decision, client)
+                    .await?
+            }
             Outcome::Deny => Handled::Denied { decision },
         })
     }
@@ -452,4 +518,9 @@ fn local_design_call(
         operation,
     };
     Ok((partial, false))
+}
+
+/// The call's shape for "identical calls" (`state::usage::shape`): its stored JSON form.
+fn call_shape(call: &ApprovedCall) -> u64 {
+    crate::state::usage::shape(&serde_json::to_vec(call).unwrap_or_default())
 }

@@ -21,9 +21,8 @@ use axum::routing::post;
 use axum::{Json, Router};
 use time::OffsetDateTime;
 
-use super::attest::Attestation;
 use super::body::RequestBody;
-use super::caller::Role;
+use super::caller::{Caller, Role};
 use super::error::ApiError;
 use super::gateway::{FrontDoor, Pipeline, Prepared};
 use crate::authz::{Decision, Outcome, PolicySnapshot};
@@ -32,6 +31,7 @@ use crate::facts::session::check_session_text;
 use crate::facts::{self, AgentKind, DesignObservations, Environment, Mode, Session};
 use crate::state::{DesignState, SessionKey};
 use crate::store::approvals::ApprovedCall;
+use crate::store::attestations::Attestation;
 use wire::{HookInput, HookOutput, PRE_TOOL_USE};
 
 /// The header the hook command fills from the client's `CLAUDE_PROJECT_UUID` (the client's
@@ -58,11 +58,15 @@ pub async fn claude_code(
     headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    let caller = state.inner().callers.require(&headers, Role::Agent)?;
+    let caller = state
+        .inner()
+        .callers
+        .require(&headers, Role::Agent, state.inner().clock.now())
+        .await?;
     let output = match super::wire::parse_body::<HookInput>(&body) {
         Ok(input) => {
             let project = attached_project(&headers);
-            state.hook_answer(&caller.principal, &input, project).await
+            state.hook_answer(&caller, &input, project).await
         }
         Err(error) => HookOutput::deny(&format!("askgate could not read the hook input: {error}")),
     };
@@ -81,7 +85,7 @@ fn attached_project(headers: &HeaderMap) -> Option<String> {
 impl Pipeline {
     async fn hook_answer(
         &self,
-        principal: &str,
+        caller: &Caller,
         input: &HookInput,
         project: Option<String>,
     ) -> HookOutput {
@@ -96,7 +100,7 @@ impl Pipeline {
         }
         let now = self.inner().clock.now();
         if is_askgate_mcp_tool(&input.tool_name) {
-            return self.attest(principal, input, now);
+            return self.attest(&caller.principal, input, now).await;
         }
         if !matches!(input.tool_name.as_str(), "ClaudeDesign" | "Projects") {
             return HookOutput::no_opinion();
@@ -104,7 +108,7 @@ impl Pipeline {
         let environment = hook_environment(&self.inner().environment, project);
         // Hook mode decides on its own set, rebuilt beside the live one on every reload.
         let snapshot = self.inner().hook_snapshot.load_full();
-        let prepared = match prepare(input, principal, &environment, now, snapshot) {
+        let prepared = match prepare(input, caller, &environment, now, snapshot) {
             Ok(prepared) => prepared,
             Err(problem) => return HookOutput::deny(&format!("askgate: {problem}")),
         };
@@ -115,7 +119,7 @@ impl Pipeline {
             .hook_decided(&prepared, &decision, &input.tool_use_id, now)
             .await;
         if let Err(error) = logged {
-            return HookOutput::deny(&format!("askgate: {error}"));
+            return HookOutput::deny(&format!("askgate: {}", error.public_message()));
         }
         answer(&prepared.decision_id, &decision)
     }
@@ -123,39 +127,54 @@ impl Pipeline {
     /// The hook of one of askgate's own MCP tools: its facts are kept as the attestation of
     /// the `tools/call` that follows (`server::attest`), and the hook has no opinion — the MCP
     /// call is decided, with these facts, when it arrives.
-    fn attest(&self, principal: &str, input: &HookInput, now: OffsetDateTime) -> HookOutput {
+    async fn attest(&self, principal: &str, input: &HookInput, now: OffsetDateTime) -> HookOutput {
         let session = match session(input) {
             Ok(session) => session,
             Err(problem) => return HookOutput::deny(&format!("askgate: {problem}")),
+        };
+        let Some((server, tool)) = askgate_mcp_tool(&input.tool_name) else {
+            return HookOutput::no_opinion();
         };
         let attestation = Attestation {
             session_id: input.session_id.clone(),
             mode: session.mode,
             agent_id: session.agent_id,
+            server: server.to_string(),
+            tool: tool.to_string(),
+            input_digest: crate::call::digest::call_digest(tool, &input.tool_input),
             received_at: now,
         };
         let kept = self
             .inner()
             .attestations
-            .attest(principal, &input.tool_use_id, attestation);
-        if let Err(full) = kept {
-            tracing::warn!(%full, "a hook attestation was not kept: the call goes unattested");
+            .attest(principal, &input.tool_use_id, attestation)
+            .await;
+        match kept {
+            Ok(None) => {}
+            Ok(Some(evicted)) => tracing::warn!(
+                evicted_principal = %evicted.principal,
+                max = crate::store::attestations::MAX_TOTAL,
+                "the hook attestation store is full: the oldest attestation of the principal holding the most was dropped (its call goes unattested)"
+            ),
+            // The MCP call then goes unattested (and meets `require_attestation`); the hook
+            // has no opinion either way, so the client's own checks still run.
+            Err(error) => tracing::warn!(%error, "a hook attestation was not kept"),
         }
         HookOutput::no_opinion()
     }
 }
 
 /// `mcp__<server>__ClaudeDesign` or `mcp__<server>__Projects`: askgate's MCP tools as the
-/// client names them (the server name is the client's; any name is accepted, since an
-/// attestation is only ever taken by a `tools/call` that reached askgate).
+/// client names them, split into the server name and the tool. Any server name is filed; the
+/// `tools/call` takes the attestation only when it is one of `mcp.server_names`.
+fn askgate_mcp_tool(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("mcp__")?;
+    let (server, tool) = rest.rsplit_once("__")?;
+    (!server.is_empty() && matches!(tool, "ClaudeDesign" | "Projects")).then_some((server, tool))
+}
+
 fn is_askgate_mcp_tool(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix("mcp__") else {
-        return false;
-    };
-    match rest.rsplit_once("__") {
-        Some((server, tool)) => !server.is_empty() && matches!(tool, "ClaudeDesign" | "Projects"),
-        None => false,
-    }
+    askgate_mcp_tool(name).is_some()
 }
 
 /// The deployment's managed settings, with the client's attached Project (the client offers
@@ -220,13 +239,13 @@ fn session(input: &HookInput) -> Result<Session, String> {
 /// client's) and no upstream observations.
 fn prepare(
     input: &HookInput,
-    principal: &str,
+    caller: &Caller,
     environment: &Environment,
     now: OffsetDateTime,
     snapshot: Arc<PolicySnapshot>,
 ) -> Result<Prepared, String> {
-    let session = session(input)?;
-    let key = SessionKey::new(principal, input.session_id.clone());
+    let session = caller.stating(session(input)?);
+    let key = SessionKey::new(caller.principal.clone(), input.session_id.clone());
     let (call, facts) = if input.tool_name == "ClaudeDesign" {
         let call = DesignCall::parse(input.tool_input.clone(), None).map_err(|e| e.to_string())?;
         let state = DesignState::default();

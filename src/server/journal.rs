@@ -31,6 +31,8 @@ pub struct Journal {
     refuse_without_log: bool,
     failures: FailureStamps,
     unlogged: UnloggedCounts,
+    /// The public key (hex) the log's checkpoints are signed with.
+    checkpoint_key: Option<String>,
 }
 
 impl Journal {
@@ -40,7 +42,19 @@ impl Journal {
             refuse_without_log,
             failures: FailureStamps::default(),
             unlogged: UnloggedCounts::default(),
+            checkpoint_key: None,
         }
+    }
+
+    /// The journal whose log signs its checkpoints with the key whose public half is `public`.
+    pub fn with_checkpoint_key(mut self, public: String) -> Self {
+        self.checkpoint_key = Some(public);
+        self
+    }
+
+    /// The public key (hex) of the log's checkpoints, when there is a log.
+    pub fn checkpoint_key(&self) -> Option<&str> {
+        self.checkpoint_key.as_deref()
     }
 
     pub fn disabled() -> Self {

@@ -40,7 +40,8 @@ pub use super::config::mcp::{McpSettings, RawMcp};
 /// The path the front door is mounted at.
 pub const PATH: &str = "/mcp";
 
-/// `/mcp` (the fast path, then rmcp's service) with the auth layer in front, and `/register`.
+/// `/mcp` (the fast path, then rmcp's service) with the auth layer in front, `/register`, and
+/// the RFC 9728 metadata of askgate as a protected resource.
 pub fn router(state: Pipeline, settings: Arc<McpSettings>) -> Router {
     let sessions = Arc::new(LocalSessionManager::default());
     // Origins are validated even when none is listed (N4): no browser page is accepted
@@ -62,9 +63,19 @@ pub fn router(state: Pipeline, settings: Arc<McpSettings>) -> Router {
             settings.max_held,
             settings.max_held_per_caller,
         )),
-        links: Arc::new(link::ApprovalLinks::new(
-            state.inner().approvals.limits().max_pending,
-        )),
+        // Room for every open approval, and always more than the retries held at once (P2).
+        links: Arc::new({
+            let bound = state
+                .inner()
+                .approvals
+                .limits()
+                .max_pending
+                .max(settings.max_held.saturating_add(1));
+            match &state.inner().fleet {
+                Some(fleet) => link::ApprovalLinks::for_fleet(Arc::clone(fleet), bound),
+                None => link::ApprovalLinks::new(bound),
+            }
+        }),
     };
     let allowed_hosts = settings.allowed_hosts.clone().into();
     let max_body_bytes = settings.max_body_bytes;
@@ -78,6 +89,16 @@ pub fn router(state: Pipeline, settings: Arc<McpSettings>) -> Router {
         allowed_hosts,
         max_body_bytes,
     };
+    let metadata = Router::new()
+        .route(
+            crate::server::auth::resource::WELL_KNOWN,
+            axum::routing::get(auth::protected_resource),
+        )
+        .route(
+            &format!("{}{PATH}", crate::server::auth::resource::WELL_KNOWN),
+            axum::routing::get(auth::protected_resource),
+        )
+        .with_state(state.clone());
     let gate = auth::Gate {
         state,
         sessions,
@@ -91,6 +112,7 @@ pub fn router(state: Pipeline, settings: Arc<McpSettings>) -> Router {
         ))
         .route(
             auth::REGISTER_PATH,
-            axum::routing::post(auth::no_registration),
+            axum::routing::post(auth::no_registration).with_state(settings.public_url.clone()),
         )
+        .merge(metadata)
 }

@@ -1,6 +1,6 @@
 //! server::notify: an optional webhook that receives one JSON message per new pending approval
-//! — a Slack-compatible `text` with the card summary and the console link, plus the structured
-//! approval. Delivery runs in its own task from a bounded queue, is retried with backoff, and
+//! — a Slack-compatible `text` with the card summary (who asked: main agent or subagent, mode,
+//! attested) and the console link, plus the structured approval. Delivery runs in its own task from a bounded queue, is retried with backoff, and
 //! never delays or changes a decision; deliveries, retries and drops are counted in `/metrics`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::present::card::{kind_label, time_left};
+use super::present::card::{asked_as_of, kind_label, time_left};
 use super::present::shown::visible_text;
 use crate::store::approvals::ApprovalView;
 
@@ -93,8 +93,9 @@ pub fn message(view: &ApprovalView, console_base: &str, now: time::OffsetDateTim
     // The scope sentence travels with the kind: a "this call only" card says there what the
     // approval will not keep (no plan for a subagent, Claude Design left unconnected).
     let text = format!(
-        "askgate: {} asks for approval: {} — {} {}{} ({}). Scope: {}. {}",
+        "askgate: {} ({}) asks for approval: {} — {} {}{} ({}). Scope: {}. {}",
         visible_text(&view.requested_by),
+        asked_as_of(view),
         kind_label(view.card.kind()),
         visible_text(&summary.tool),
         visible_text(&summary.operation),

@@ -40,11 +40,12 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     super::wire::parse_body(body)
 }
 
-/// An HTTP call's session: its ids checked, filed under the caller's principal (N2).
+/// An HTTP call's session: its ids checked, filed under the caller's principal (N2), the facts
+/// it states beside what the caller may claim (the gates deny a claim beyond it, P1).
 fn http_session(caller: &Caller, body: &SessionBody) -> Result<(SessionKey, Session), ApiError> {
     body.checked().map_err(ApiError::BadSession)?;
     let key = SessionKey::new(caller.principal.clone(), body.id.clone());
-    Ok((key, body.facts()))
+    Ok((key, caller.stating(body.facts())))
 }
 
 pub async fn authorize(
@@ -52,11 +53,16 @@ pub async fn authorize(
     headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    let caller = state.inner().callers.require(&headers, Role::Agent)?;
+    let caller = state
+        .inner()
+        .callers
+        .require(&headers, Role::Agent, state.inner().clock.now())
+        .await?;
     let body: AuthorizeBody = parse(&body)?;
     let (key, session) = http_session(&caller, &body.session)?;
     let prepared = state.prepare(key, session, &body.tool, body.input).await?;
     let decision = state.decide_and_record(&prepared).await?;
+    state.count_usage(&prepared, &decision);
     let mut out = DecisionBody::new(&prepared.decision_id, &decision);
     out.approval = decision.approval.as_ref().map(|card| json!(card));
     if body.explain {
@@ -87,7 +93,11 @@ async fn tool_call(
     RequestBody(body): RequestBody,
     tool: &str,
 ) -> Result<Response, ApiError> {
-    let caller = state.inner().callers.require(&headers, Role::Agent)?;
+    let caller = state
+        .inner()
+        .callers
+        .require(&headers, Role::Agent, state.inner().clock.now())
+        .await?;
     let body: CallBody = parse(&body)?;
     let (key, session) = http_session(&caller, &body.session)?;
     let prepared = state.prepare(key, session, tool, body.input).await?;
@@ -121,13 +131,18 @@ pub struct PageQuery {
 /// At most this many approvals per page of `GET /v1/approvals` (and the default).
 const MAX_PAGE: usize = 200;
 
-/// `GET /v1/approvals?limit=N&cursor=C`: pending approvals, oldest first, a page at a time.
+/// `GET /v1/approvals?limit=N&cursor=C`: the pending approvals the caller may answer, oldest
+/// first, a page at a time.
 pub async fn list_approvals(
     State(state): State<Pipeline>,
     headers: HeaderMap,
     Query(query): Query<PageQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    state.inner().callers.require(&headers, Role::Approver)?;
+    let caller = state
+        .inner()
+        .callers
+        .require(&headers, Role::Approver, state.inner().clock.now())
+        .await?;
     let limit = match query.limit.as_deref() {
         None => MAX_PAGE,
         Some(text) => text
@@ -151,8 +166,11 @@ pub async fn list_approvals(
         .approvals
         .page(state.inner().clock.now(), cursor, limit)
         .await?;
+    // Only what this approver may answer (the approving policies); the cursor still walks
+    // every pending approval, so a page may hold fewer than `limit`.
+    let approvals = state.answerable(&caller, page.approvals);
     Ok(Json(
-        json!({"approvals": page.approvals, "next_cursor": page.next_cursor}),
+        json!({"approvals": approvals, "next_cursor": page.next_cursor}),
     ))
 }
 
@@ -212,7 +230,11 @@ pub async fn get_approval(
     Path(id): Path<String>,
     Query(query): Query<WaitQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let caller = state.inner().callers.authenticate(&headers)?;
+    let caller = state
+        .inner()
+        .callers
+        .authenticate(&headers, state.inner().clock.now())
+        .await?;
     let wait = wait_duration(query.wait.as_deref())?;
     let clock = state.inner().clock.clone();
     // Another agent's approval is answered as an unknown one, before any wait (C6).
@@ -250,7 +272,11 @@ pub async fn approve(
     Path(id): Path<String>,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    let caller = state.inner().callers.require(&headers, Role::Approver)?;
+    let caller = state
+        .inner()
+        .callers
+        .require(&headers, Role::Approver, state.inner().clock.now())
+        .await?;
     let note = note_of(&body)?;
     let view = state.approve(&caller, &id, note).await?;
     if view.status == ApprovalStatus::Running {
@@ -271,7 +297,11 @@ pub async fn refuse(
     Path(id): Path<String>,
     RequestBody(body): RequestBody,
 ) -> Result<Json<Value>, ApiError> {
-    let caller = state.inner().callers.require(&headers, Role::Approver)?;
+    let caller = state
+        .inner()
+        .callers
+        .require(&headers, Role::Approver, state.inner().clock.now())
+        .await?;
     let note = note_of(&body)?;
     let view = state.refuse(&caller, &id, note).await?;
     Ok(Json(json!(view)))
@@ -281,7 +311,11 @@ pub async fn consent(
     State(state): State<Pipeline>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    state.inner().callers.require(&headers, Role::Approver)?;
+    state
+        .inner()
+        .callers
+        .require(&headers, Role::Approver, state.inner().clock.now())
+        .await?;
     let account = &state.inner().account;
     account.design.record_consent().await.map_err(|error| {
         ApiError::Unavailable(format!("Couldn't record Design consent ({error})"))
@@ -299,7 +333,11 @@ pub async fn revoke(
     State(state): State<Pipeline>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    state.inner().callers.require(&headers, Role::Approver)?;
+    state
+        .inner()
+        .callers
+        .require(&headers, Role::Approver, state.inner().clock.now())
+        .await?;
     let account = &state.inner().account;
     account.design.revoke_consent().await.map_err(|error| {
         ApiError::Unavailable(format!("Couldn't revoke Design consent ({error})"))

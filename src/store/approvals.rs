@@ -22,10 +22,10 @@ use crate::authz::Approval;
 use book::{Book, Entry};
 
 pub use book::{ToLog, Withdrawal};
-pub use error::ApprovalError;
+pub use error::{is_approval_id, shown_id, ApprovalError};
 pub use limits::ApprovalLimits;
 pub use seam::{ApprovalBook, Approvals, CreateError, Now};
-pub use view::{ApprovalStatus, ApprovalView, ApprovedCall, PendingCall};
+pub use view::{ApprovalStatus, ApprovalView, ApprovedCall, AskedAs, ClientWait, PendingCall};
 
 /// Why a new approval was not held (answered 429).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -51,6 +51,8 @@ pub struct Claim {
     pub decision_id: String,
     pub card: Approval,
     pub call: PendingCall,
+    /// Whether the asking client waits for the result (its approval's `client`).
+    pub client: ClientWait,
 }
 
 /// One page of pending approvals, oldest first.
@@ -258,6 +260,27 @@ impl ApprovalStore {
         })
     }
 
+    /// The asking client came back for the result (see `ApprovalBook::client_back`).
+    pub fn client_back(
+        &self,
+        id: &str,
+        now: OffsetDateTime,
+    ) -> Result<ApprovalView, ApprovalError> {
+        let mut book = self.lock(now);
+        let entry = book
+            .entries
+            .get_mut(id)
+            .ok_or_else(|| ApprovalError::Unknown(id.to_string()))?;
+        if entry.view.client == ClientWait::NotYet {
+            entry.view.client = ClientWait::Waiting;
+            if entry.open && entry.view.status == ApprovalStatus::Running {
+                entry.started = Some(tokio::time::Instant::now());
+            }
+            entry.changed.notify_waiters();
+        }
+        Ok(entry.view.clone())
+    }
+
     /// Withdrawals whose record could not be written, for the sweeper to log.
     pub fn requeue_withdrawals(&self, withdrawals: Vec<Withdrawal>, now: OffsetDateTime) {
         self.lock(now).unlogged_withdrawals.extend(withdrawals);
@@ -412,7 +435,7 @@ pub fn admitted(
 fn entry<'a>(book: &'a Book, id: &str) -> Result<&'a Entry, ApprovalError> {
     book.entries
         .get(id)
-        .ok_or_else(|| ApprovalError::Unknown(id.to_string()))
+        .ok_or_else(|| ApprovalError::unknown(id))
 }
 
 /// Takes the held call out of a pending approval and gives it `status`.
@@ -420,7 +443,7 @@ fn take_pending(book: &mut Book, id: &str, status: ApprovalStatus) -> Result<Cla
     let entry = book
         .entries
         .get_mut(id)
-        .ok_or_else(|| ApprovalError::Unknown(id.to_string()))?;
+        .ok_or_else(|| ApprovalError::unknown(id))?;
     let call = match (entry.view.status, entry.call.take()) {
         (ApprovalStatus::Pending, Some(call)) => call,
         (current, call) => {
@@ -437,6 +460,7 @@ fn take_pending(book: &mut Book, id: &str, status: ApprovalStatus) -> Result<Cla
         decision_id: entry.decision_id.clone(),
         card: entry.view.card.clone(),
         call,
+        client: entry.view.client,
     };
     let seq = entry.seq;
     book.pending.remove(&seq);

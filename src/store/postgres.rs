@@ -8,10 +8,11 @@
 //! Map: `migrate` (embedded, versioned schema under an advisory lock), `fleet` (the pool, the
 //! lease, the listener, who waits for which approval), `account` (the account's view and its
 //! invalidations across replicas), `approvals` (the approval books),
-//! `console` (console sessions).
+//! `console` (console sessions), `attestations` (hook attestations of MCP calls).
 
 mod account;
 mod approvals;
+mod attestations;
 mod console;
 mod fleet;
 mod migrate;
@@ -21,6 +22,7 @@ use std::time::Duration;
 
 pub use account::PgAccount;
 pub use approvals::PgApprovals;
+pub use attestations::PgAttestations;
 pub use console::PgConsole;
 pub use fleet::Fleet;
 pub use migrate::SCHEMA_VERSION;
@@ -55,6 +57,7 @@ pub struct PgStores {
     pub account: Arc<PgAccount>,
     pub approvals: Arc<PgApprovals>,
     pub console: Arc<PgConsole>,
+    pub attestations: Arc<PgAttestations>,
 }
 
 /// Why the store could not be opened.
@@ -83,16 +86,20 @@ pub async fn open(
 ) -> Result<PgStores, OpenError> {
     let fleet = Arc::new(Fleet::connect(url, options)?);
     migrate::migrated(&fleet).await?;
+    fleet.claim_id().await?;
+    fleet.refresh_link_keys().await?;
     let account = PgAccount::joined(Arc::clone(&fleet)).await?;
     fleet::start(&fleet);
     fleet.first_beat().await;
     let approvals = Arc::new(PgApprovals::new(Arc::clone(&fleet), limits));
     let console = Arc::new(PgConsole::new(Arc::clone(&fleet)));
+    let attestations = Arc::new(PgAttestations::new(Arc::clone(&fleet)));
     Ok(PgStores {
         fleet,
         account,
         approvals,
         console,
+        attestations,
     })
 }
 

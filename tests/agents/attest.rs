@@ -88,7 +88,9 @@ pub async fn decide_in_turn(gateway: &Gateway, verdicts: &[Verdict]) -> Vec<Valu
             ),
         };
         let reply = gateway.post(&path, Some(APPROVER), body).await;
-        assert_eq!(reply.status, 200, "{}", reply.body);
+        // 202 (`running`): approved before the client came back with its 2026-07-28 retry;
+        // the call runs once it does (A16).
+        assert!(matches!(reply.status, 200 | 202), "{}", reply.body);
         decided.push(approval);
     }
     decided

@@ -12,7 +12,7 @@ use askgate::call::DesignCall;
 use askgate::facts::Session;
 use askgate::store::approvals::{
     ApprovalBook, ApprovalError, ApprovalLimits, ApprovalStatus, ApprovalStore, ApprovalView,
-    ApprovedCall, CreateError, PendingCall,
+    ApprovedCall, ClientWait, CreateError, PendingCall,
 };
 use askgate::store::postgres::{open, FleetOptions};
 use serde_json::json;
@@ -77,6 +77,8 @@ fn view(id: &str, caller: &str, now: OffsetDateTime) -> ApprovalView {
         expires_at: now + TTL,
         approved_by: None,
         result: None,
+        asked_as: Default::default(),
+        client: Default::default(),
     }
 }
 
@@ -274,6 +276,43 @@ async fn conformance_a_wait_returns_when_another_task_ends_the_approval() {
             .await
             .unwrap();
         assert_eq!(still.status, ApprovalStatus::Pending);
+    })
+    .await;
+}
+
+/// A16: an approval whose 2026-07-28 client has not come back (`client: not_yet`) shows so on
+/// every book, carries it into its claim, and shows `waiting` once the client is back — then
+/// only (another approval is not touched, and a second return changes nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a16_conformance_a_client_that_comes_back_is_seen_as_waiting() {
+    both("client_back", |book| async move {
+        let mut later = view("ap_1", "agent-one", t0());
+        later.client = ClientWait::NotYet;
+        book.create(later, call("x"), "d-ap_1", true, t0())
+            .await
+            .unwrap();
+        hold(book.as_ref(), "ap_2", "agent-one").await.unwrap();
+        assert_eq!(
+            book.view("ap_1", t0()).await.unwrap().client,
+            ClientWait::NotYet
+        );
+        let claim = book.claim("ap_1", "approver", t0()).await.unwrap();
+        assert_eq!(claim.client, ClientWait::NotYet);
+        let back = book.client_back("ap_1", t0()).await.unwrap();
+        assert_eq!(back.client, ClientWait::Waiting);
+        assert_eq!(back.status, ApprovalStatus::Running);
+        assert_eq!(
+            book.client_back("ap_1", t0()).await.unwrap().client,
+            ClientWait::Waiting
+        );
+        assert_eq!(
+            book.view("ap_2", t0()).await.unwrap().client,
+            ClientWait::Polls
+        );
+        assert!(matches!(
+            book.client_back("ap_unknown", t0()).await,
+            Err(ApprovalError::Unknown(_))
+        ));
     })
     .await;
 }

@@ -16,11 +16,19 @@ use super::mcp_client::McpClient;
 const OTHER_AGENT: &str = "second-agent-token-0001-abcdefghijkl";
 
 /// What Claude Code's hook posts for an MCP tool before it sends the `tools/call`.
-fn hook_input(tool_use_id: &str, session: &str, mode: &str, agent_id: Option<&str>) -> Value {
+/// The hook's input for the MCP call of `tool_input` (what the client shows the hook is the
+/// call's arguments, which the attestation is bound to).
+fn hook_input(
+    tool_use_id: &str,
+    session: &str,
+    mode: &str,
+    agent_id: Option<&str>,
+    tool_input: &Value,
+) -> Value {
     let mut input = json!({
         "session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
         "permission_mode": mode, "hook_event_name": "PreToolUse",
-        "tool_name": "mcp__askgate__ClaudeDesign", "tool_input": {},
+        "tool_name": "mcp__askgate__ClaudeDesign", "tool_input": tool_input,
         "tool_use_id": tool_use_id
     });
     if let Some(agent_id) = agent_id {
@@ -128,8 +136,8 @@ async fn an_attested_subagent_write_asks_per_batch_instead_of_minting_a_grant() 
     let mut client = connected(&gateway, AGENT).await;
     let kind = asked_card_kind(&gateway, &mut client, write(&["a.html"]), None).await;
     assert_eq!(kind, "grant");
-    let sub = |id| hook_input(id, "cc-1", "default", Some("agent-7"));
-    attest(&gateway, AGENT, sub("toolu_sub_1")).await;
+    let sub = |id, input: &Value| hook_input(id, "cc-1", "default", Some("agent-7"), input);
+    attest(&gateway, AGENT, sub("toolu_sub_1", &write(&["a.html"]))).await;
     let (tokenless, _) = client
         .call_with_meta("ClaudeDesign", write(&["a.html"]), meta("toolu_sub_1"))
         .await;
@@ -138,9 +146,9 @@ async fn an_attested_subagent_write_asks_per_batch_instead_of_minting_a_grant() 
         policies(&tokenless).contains(&"grants.subagent-or-hook-denied".to_string()),
         "{tokenless}"
     );
-    attest(&gateway, AGENT, sub("toolu_sub_2")).await;
     let planned = json!({"operation": "write_files",
         "arguments": covered_write_args("p1", "no-such-plan", &["a.html"])});
+    attest(&gateway, AGENT, sub("toolu_sub_2", &planned)).await;
     let kind = asked_card_kind(&gateway, &mut client, planned, Some("toolu_sub_2")).await;
     assert_eq!(kind, "batch", "a subagent's ask is for this call only");
     assert_eq!(gateway.tool_calls("write_files").await, 0);
@@ -169,7 +177,12 @@ async fn the_attested_permission_mode_reaches_the_decision() {
         ("toolu_dont_ask", "dontAsk", "modes.dont-ask"),
         ("toolu_plan", "plan", "grants.plan-mode-denied"),
     ] {
-        attest(&gateway, AGENT, hook_input(id, "cc-1", mode, None)).await;
+        attest(
+            &gateway,
+            AGENT,
+            hook_input(id, "cc-1", mode, None, &write(&["a.html"])),
+        )
+        .await;
         let (result, _) = client
             .call_with_meta("ClaudeDesign", write(&["a.html"]), meta(id))
             .await;
@@ -209,13 +222,13 @@ async fn attested_bypass_counts_only_where_the_callers_configuration_makes_it_av
         attest(
             &gateway,
             AGENT,
-            hook_input(id, "cc-1", "bypassPermissions", None),
+            hook_input(id, "cc-1", "bypassPermissions", None, &read),
         )
         .await;
         let (result, _) = client
             .call_with_meta("ClaudeDesign", read.clone(), meta(id))
             .await;
-        let gate = "gates.mcp-attested-bypass-unavailable".to_string();
+        let gate = "gates.caller-bypass-not-allowed".to_string();
         if refused {
             assert_eq!(result["isError"], true, "{result}");
             assert!(policies(&result).contains(&gate), "{result}");
@@ -239,14 +252,14 @@ async fn two_attested_client_sessions_on_one_token_keep_separate_plans() {
     let gateway = Gateway::start_with(|raw| mcp(raw, 1, false)).await;
     gateway.record_consent().await;
     let mut client = connected(&gateway, AGENT).await;
+    let plan = json!({"operation": "finalize_plan",
+        "arguments": {"project_id": "p1", "writes": ["site/a.html"], "scope": "paths"}});
     attest(
         &gateway,
         AGENT,
-        hook_input("toolu_plan_a", "cc-A", "default", None),
+        hook_input("toolu_plan_a", "cc-A", "default", None, &plan),
     )
     .await;
-    let plan = json!({"operation": "finalize_plan",
-        "arguments": {"project_id": "p1", "writes": ["site/a.html"], "scope": "paths"}});
     let approve = async {
         let approval = pending_approval(&gateway).await.unwrap();
         assert_eq!(approval["card"]["kind"], "plan", "{approval}");
@@ -265,7 +278,7 @@ async fn two_attested_client_sessions_on_one_token_keep_separate_plans() {
     attest(
         &gateway,
         AGENT,
-        hook_input("toolu_b", "cc-B", "default", None),
+        hook_input("toolu_b", "cc-B", "default", None, &covered),
     )
     .await;
     let (elsewhere, _) = client
@@ -280,7 +293,7 @@ async fn two_attested_client_sessions_on_one_token_keep_separate_plans() {
     attest(
         &gateway,
         AGENT,
-        hook_input("toolu_a2", "cc-A", "default", None),
+        hook_input("toolu_a2", "cc-A", "default", None, &covered),
     )
     .await;
     let (in_a, _) = client
@@ -290,8 +303,10 @@ async fn two_attested_client_sessions_on_one_token_keep_separate_plans() {
     assert_eq!(gateway.tool_calls("write_files").await, 1);
 }
 
+/// With `require_attestation`, a call with no attestation is denied naming the setting, and one
+/// whose tool use only another token's hook attested says that (A15).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn require_attestation_denies_a_call_without_one_naming_the_setting() {
+async fn a15_require_attestation_denies_a_call_without_one_naming_what_is_missing() {
     let gateway = Gateway::start_with(|raw| {
         two_agents(raw);
         mcp(raw, 30, true);
@@ -304,10 +319,21 @@ async fn require_attestation_denies_a_call_without_one_naming_the_setting() {
     attest(
         &gateway,
         OTHER_AGENT,
-        hook_input("toolu_x", "cc-1", "default", None),
+        hook_input("toolu_x", "cc-1", "default", None, &list),
     )
     .await;
-    for id in [None, Some("toolu_x")] {
+    for (id, gate, says) in [
+        (
+            None,
+            "gates.mcp-attestation-required",
+            "install the PreToolUse hook",
+        ),
+        (
+            Some("toolu_x"),
+            "gates.mcp-attestation-from-another-token",
+            "posted with another agent token",
+        ),
+    ] {
         let (result, _) = client
             .call_with_meta("ClaudeDesign", list.clone(), id.and_then(meta))
             .await;
@@ -316,10 +342,8 @@ async fn require_attestation_denies_a_call_without_one_naming_the_setting() {
             text_of(&result).contains("mcp.require_attestation"),
             "{result}"
         );
-        assert!(
-            policies(&result).contains(&"gates.mcp-attestation-required".to_string()),
-            "{result}"
-        );
+        assert!(text_of(&result).contains(says), "{result}");
+        assert_eq!(policies(&result), vec![gate.to_string()], "{result}");
     }
     // The HTTP API states its own facts: the setting is about MCP calls only.
     let http = gateway
@@ -341,7 +365,7 @@ async fn an_attestation_is_used_once() {
     attest(
         &gateway,
         AGENT,
-        hook_input("toolu_once", "cc-1", "default", None),
+        hook_input("toolu_once", "cc-1", "default", None, &list),
     )
     .await;
     let (first, _) = client
@@ -356,4 +380,62 @@ async fn an_attestation_is_used_once() {
         policies(&again).contains(&"gates.mcp-attestation-required".to_string()),
         "{again}"
     );
+}
+
+/// Concern 2: an attestation is bound to the tool, the server name and the input it was filed
+/// for: one filed for `Projects`, for another MCP server or for other arguments does not attest
+/// a `ClaudeDesign` call (with `require_attestation`, the gate names it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concern_2_an_attestation_counts_only_for_the_call_it_was_filed_for() {
+    let gateway = Gateway::start_with(|raw| mcp(raw, 30, true)).await;
+    gateway.record_consent().await;
+    let list = json!({"operation": "list_projects", "arguments": {}});
+    let mut client = connected(&gateway, AGENT).await;
+    let mut projects = hook_input(
+        "toolu_p",
+        "cc-1",
+        "default",
+        None,
+        &json!({"method": "project_info"}),
+    );
+    projects["tool_name"] = json!("mcp__askgate__Projects");
+    let mut other_server = hook_input("toolu_s", "cc-1", "default", None, &list);
+    other_server["tool_name"] = json!("mcp__other-server__ClaudeDesign");
+    let other_input = hook_input(
+        "toolu_i",
+        "cc-1",
+        "default",
+        None,
+        &json!({"operation": "list_projects", "arguments": {"limit": 5}}),
+    );
+    for (input, id) in [
+        (projects, "toolu_p"),
+        (other_server, "toolu_s"),
+        (other_input, "toolu_i"),
+    ] {
+        attest(&gateway, AGENT, input).await;
+        let (result, _) = client
+            .call_with_meta("ClaudeDesign", list.clone(), meta(id))
+            .await;
+        assert_eq!(result["isError"], true, "{id}: {result}");
+        assert_eq!(
+            policies(&result),
+            vec!["gates.mcp-attestation-mismatched".to_string()],
+            "{id}: {result}"
+        );
+    }
+    // The same arguments with their keys in another order are the same call.
+    let reordered: Value =
+        serde_json::from_str(r#"{"arguments": {}, "operation": "list_projects"}"#).unwrap();
+    attest(
+        &gateway,
+        AGENT,
+        hook_input("toolu_ok", "cc-1", "default", None, &reordered),
+    )
+    .await;
+    let (ok, _) = client
+        .call_with_meta("ClaudeDesign", list, meta("toolu_ok"))
+        .await;
+    assert_eq!(ok["isError"], false, "{ok}");
+    assert_eq!(gateway.tool_calls("list_projects").await, 1);
 }

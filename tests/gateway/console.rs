@@ -424,7 +424,11 @@ async fn an_approvers_note_is_logged_with_the_approval_or_refusal() {
 
     let mut notes = Vec::new();
     for entry in std::fs::read_dir(log.path()).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let path = entry.unwrap().path();
+        if !super::hook_log::is_log_file(&path) {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
         for line in text.lines() {
             let record: serde_json::Value = serde_json::from_str(line).unwrap();
             if record["kind"] == "approval" {

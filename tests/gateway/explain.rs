@@ -65,9 +65,23 @@ async fn explain_lists_each_distinct_target_then_the_call() {
     );
     assert_eq!(call["plan"]["writes"], json!(["about.html", "index.html"]));
 
-    // The same call again (its target answers now cached): the same requests, unmarked.
+    // The same call again (its target answers now cached): the same requests, unmarked, but
+    // for the caller's usage, which now counts the first call (issue 36 §2).
     let again = explained(&gateway, &session, covered).await;
-    assert_eq!(again["requests"], first["requests"]);
+    let usage = |body: &Value| body["requests"][2]["context"]["caller"]["usage"].clone();
+    assert_eq!(usage(&first)["calls_minute"], 1, "{first}");
+    assert_eq!(usage(&first)["identical_minute"], 0, "{first}");
+    assert_eq!(usage(&again)["calls_minute"], 2, "{again}");
+    assert_eq!(usage(&again)["identical_minute"], 1, "{again}");
+    let without_usage = |body: &Value| {
+        let mut requests = body["requests"].clone();
+        requests[2]["context"]["caller"]
+            .as_object_mut()
+            .expect("the call's request names its caller")
+            .remove("usage");
+        requests
+    };
+    assert_eq!(without_usage(&again), without_usage(&first));
     assert!(again["requests"][0].get("memoized").is_none(), "{again}");
     assert_eq!(again["decision"], "allow");
 }

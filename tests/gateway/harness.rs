@@ -118,6 +118,18 @@ impl Gateway {
     /// Like [`Gateway::start`], with `adjust` applied to the raw configuration first (e.g. a
     /// test's own upstream, credentials or working directory).
     pub async fn start_with(adjust: impl FnOnce(&mut RawConfig)) -> Gateway {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        Gateway::start_on(listener, adjust).await
+    }
+
+    /// Like [`Gateway::start_with`], on a listener the test bound (it knows the address first,
+    /// e.g. to configure a URL that points at the service itself).
+    pub async fn start_on(
+        listener: tokio::net::TcpListener,
+        adjust: impl FnOnce(&mut RawConfig),
+    ) -> Gateway {
         let spill = tempfile::tempdir().expect("spill dir");
         let mut raw = RawConfig {
             listen: Some("127.0.0.1:0".into()),
@@ -131,9 +143,6 @@ impl Gateway {
         let booted = askgate::server::boot::boot(&config, shared)
             .await
             .expect("boots");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("address"));
         let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(askgate::server::run_with(

@@ -10,11 +10,19 @@ pub fn logged(dir: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
+/// Whether `path` is one of the log's own files (not the checkpoint key kept beside them).
+pub fn is_log_file(path: &std::path::Path) -> bool {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| askgate::audit::files::parse_log_name(name).is_some())
+}
+
 /// Every record of every log file in `dir`, in order.
 pub fn records(dir: &std::path::Path) -> Vec<Value> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
+        .filter(|path| is_log_file(path))
         .collect();
     files.sort();
     files

@@ -279,7 +279,8 @@ async fn mcp_refused_approval_is_a_tool_error_saying_so() {
     let mut client = connected(&gateway, json!({})).await;
     let refuse = async {
         let approval = pending_approval(&gateway).await;
-        // The card promises the time the call really waits (30 s), not the approval TTL.
+        // The card promises the time the call really waits (30 s, and the 2 s after it in
+        // which the call withdraws it: A12), not the approval TTL.
         let created = time::OffsetDateTime::parse(
             approval["created_at"].as_str().unwrap(),
             &time::format_description::well_known::Rfc3339,
@@ -290,7 +291,7 @@ async fn mcp_refused_approval_is_a_tool_error_saying_so() {
             &time::format_description::well_known::Rfc3339,
         )
         .unwrap();
-        assert_eq!((expires - created).whole_seconds(), 30, "{approval}");
+        assert_eq!((expires - created).whole_seconds(), 32, "{approval}");
         let id = approval["id"].as_str().unwrap();
         let refused = gateway
             .post(
@@ -642,13 +643,23 @@ async fn mcp_stateless_retry_while_the_approved_call_runs_waits_for_its_result()
     gateway
         .fault(json!({"fault": "delay", "ms": 1500, "tool": "write_files"}))
         .await;
-    let approve = async { assert_eq!(gateway.approve(&id).await.status, 200) };
+    // Approved before the client is back: answered at once, nothing runs until the retry.
+    let approve = async {
+        let approved = gateway.approve(&id).await;
+        assert_eq!(approved.status, 202, "{}", approved.body);
+        assert_eq!(approved.body["client"], "not_yet", "{}", approved.body);
+    };
     let retry = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let running = gateway
             .get(&format!("/v1/approvals/{id}"), Some(APPROVER))
             .await;
         assert_eq!(running.body["status"], "running", "{}", running.body);
+        assert_eq!(
+            gateway.tool_calls("write_files").await,
+            0,
+            "not run before the retry"
+        );
         client
             .call_with_params(json!({"name": "ClaudeDesign", "arguments": arguments,
                 "requestState": state, "inputResponses": {"askgate_approval": {"action": "cancel"}}}))

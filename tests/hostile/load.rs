@@ -101,6 +101,39 @@ async fn c10_stalled_body_is_closed_after_its_timeout() {
     );
 }
 
+/// P3: `/mcp` honours `http.body_read_timeout_ms` like every other route, on the fast path
+/// (a 2026-07-28 `tools/call`'s headers) and on rmcp's service alike: the unfinished body gets
+/// the JSON 408 and the connection closes, long before the idle timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn p3_a_stalled_mcp_body_is_closed_after_its_timeout() {
+    let gateway = gateway_with(RawHttpLimits {
+        body_read_timeout_ms: Some(300),
+        ..RawHttpLimits::default()
+    })
+    .await;
+    let fast =
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: ClaudeDesign\r\n";
+    for extra in [fast, ""] {
+        let mut stream = TcpStream::connect(address(&gateway)).await.unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {AGENT}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             {extra}Content-Length: 1000\r\n\r\n{{\"jsonrpc\""
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let (response, elapsed) = read_until_closed(&mut stream, Duration::from_secs(10)).await;
+        assert!(
+            response.starts_with("HTTP/1.1 408"),
+            "{extra:?}: {response}"
+        );
+        assert!(
+            elapsed >= Duration::from_millis(250) && elapsed < Duration::from_secs(10),
+            "answered after {elapsed:?}"
+        );
+        assert_eq!(json_body(&response)["error"]["field"], "body", "{response}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f4_slowloris_past_the_cap_leaves_healthz_answering() {
     let gateway = gateway_with(eight_connections(4, 30_000)).await;

@@ -64,8 +64,15 @@ fn fill(path: &Path) {
     }
 }
 
+/// The log files in `dir` (the checkpoint key beside them is no log file).
 fn files_in(dir: &Path) -> usize {
-    std::fs::read_dir(dir).unwrap().count()
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|entry| {
+            let name = entry.as_ref().unwrap().file_name();
+            askgate::audit::files::parse_log_name(&name.to_string_lossy()).is_some()
+        })
+        .count()
 }
 
 async fn refused_concurrently(service: &Service, count: usize) -> Vec<Reply> {

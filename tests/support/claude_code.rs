@@ -82,7 +82,13 @@ impl Run<'_> {
     /// `permission_denials`, ...).
     pub async fn json(&self) -> Value {
         let home = tempfile::tempdir().expect("home dir");
-        let mut command = client(home.path());
+        self.json_in(home.path()).await
+    }
+
+    /// [`Run::json`] with `home` as the client's `HOME` (and working directory), so that what
+    /// was configured there (`claude mcp add`, `askgate connect claude-code`) applies.
+    pub async fn json_in(&self, home: &Path) -> Value {
+        let mut command = client(home);
         command
             .arg("-p")
             .arg(self.prompt)
@@ -91,12 +97,12 @@ impl Run<'_> {
             .env("ANTHROPIC_BASE_URL", self.api_url)
             .envs(self.env.iter().map(|(key, value)| (key, value)));
         if let Some(config) = &self.mcp_config {
-            let path = home.path().join("mcp.json");
+            let path = home.join("mcp.json");
             std::fs::write(&path, config.to_string()).expect("mcp config written");
             command.arg("--mcp-config").arg(path);
         }
         if let Some(settings) = &self.settings {
-            let path = home.path().join("settings.json");
+            let path = home.join("settings.json");
             std::fs::write(&path, settings.to_string()).expect("settings written");
             command.arg("--settings").arg(path);
         }

@@ -37,7 +37,7 @@ pub fn call_scenario(request: &RawRequest) -> Result<Value, String> {
     let mut scenario = json!({
         "name": format!("diff counterexample: {}", request.action),
         "now": rfc3339(context.now),
-        "session": session(&context.session),
+        "session": session(&context.session, &context.caller),
         "environment": environment(&context.environment),
     });
     match &context.surface {

@@ -31,6 +31,9 @@ pub(super) fn condition(literals: &Literals, approvals: Approvals) -> Result<Exp
         },
         one_of("context.session.agent", &["main", "subagent"]),
         one_of("context.session.mode", &modes),
+        // What a caller may claim (`facts::caller`): modes and agent kinds there are.
+        format!("[{}].containsAll(context.caller.modes)", quoted(&modes)),
+        r#"["main", "subagent"].containsAll(context.caller.agents)"#.to_string(),
         format!(
             "context.session.bypass == ({})",
             truth_table(Session::bypass)
@@ -65,6 +68,14 @@ pub(super) fn condition(literals: &Literals, approvals: Approvals) -> Result<Exp
     Ok(condition)
 }
 
+fn quoted(values: &[&str]) -> String {
+    values
+        .iter()
+        .map(|value| format!("{value:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `principal == Agent::"id"` exactly when the session names that principal.
 fn principal_is(id: &str) -> Result<Expr, AnalysisError> {
     let agent_id = expr::context(&["session", "agent_id"]);
@@ -96,6 +107,7 @@ fn sessions() -> Vec<Session> {
                     bypass_available: flags & 4 != 0,
                     attestation: crate::facts::session::Attestation::None,
                     attestation_required: false,
+                    caller: crate::facts::CallerFacts::unrestricted(),
                 });
             }
         }

@@ -77,6 +77,11 @@ pub fn decode(file: &str, line: RawLine<'_>) -> LogLine {
 /// start with `{"v":1,"kind":"<kind>"`, so the kind is tried first by that hint; anything else
 /// falls back to reading the header to say why the line is not a record.
 pub fn parse_record(text: &[u8]) -> Result<Record, (ProblemKind, String)> {
+    // The chain fields (`audit::chain`) are the log's, not the record's.
+    let unchained = crate::audit::chain::split(text);
+    let text = unchained
+        .as_ref()
+        .map_or(text, |(record, _)| record.as_slice());
     let hinted = if text.starts_with(br#"{"v":1,"kind":"approval""#) {
         serde_json::from_slice::<ApprovalRecord>(text).map(Record::Approval)
     } else if text.starts_with(br#"{"v":1,"kind":"outcome""#) {

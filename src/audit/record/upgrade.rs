@@ -18,6 +18,7 @@ const ADDED: &[(&[&str], Fill)] = &[
     (&["projects", "detail_known"], projects_detail_known),
     (&["projects", "local_path_place"], projects_local_path_place),
     (&["design", "plan_registrable"], design_plan_registrable),
+    (&["caller"], caller_unrestricted),
 ];
 
 fn text<'a>(object: Option<&'a Value>, key: &str) -> &'a str {
@@ -80,6 +81,13 @@ fn projects_local_path_place(context: &Map<String, Value>) -> Value {
 /// as if its plan could be registered; no other operation has a plan.
 fn design_plan_registrable(context: &Map<String, Value>) -> Value {
     Value::Bool(text(context.get("design"), "operation") == "finalize_plan")
+}
+
+/// `caller`: before the fact existed nothing bounded what a caller claimed, so an old record's
+/// caller may claim anything (`facts::CallerFacts::unrestricted`).
+fn caller_unrestricted(_: &Map<String, Value>) -> Value {
+    serde_json::to_value(crate::facts::CallerFacts::unrestricted().to_context())
+        .unwrap_or(Value::Null)
 }
 
 /// Fills every fact of [`ADDED`] the context lacks (none of a present one is touched).

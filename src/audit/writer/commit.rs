@@ -90,11 +90,13 @@ fn write_batch(
 /// One past the last line from `start` that goes to the current file, moving to the next file
 /// first when the line at `start` does not fit (at least one line always goes).
 fn segment_end(sink: &mut Sink, filling: &Filling, start: usize) -> Result<usize, LogError> {
-    let length = |index: usize| u64::try_from(segment(filling, index, index + 1).len());
-    let length = |index: usize| length(index).unwrap_or(u64::MAX);
-    if sink.must_rotate(0, length(start)) {
+    let raw = |index: usize| u64::try_from(segment(filling, index, index + 1).len());
+    let raw = |index: usize| raw(index).unwrap_or(u64::MAX);
+    if sink.must_rotate(0, sink.line_len(raw(start))) {
         sink.rotate()?;
     }
+    // Each line as it will be stored, with its chain fields.
+    let length = |index: usize| sink.line_len(raw(index));
     let mut planned = length(start);
     let mut end = start + 1;
     while end < filling.ends.len() && !sink.must_rotate(planned, length(end)) {

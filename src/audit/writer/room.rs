@@ -153,7 +153,7 @@ mod tests {
         clippy::panic
     )]
 
-    use super::super::tests::{ids_of, record};
+    use super::super::tests::{ids_of, record, stored_len};
     use super::super::{DecisionLog, Durability, LogOptions};
     use crate::audit::files::sequence_files;
     use crate::audit::{read_log, LogLine};
@@ -195,7 +195,7 @@ mod tests {
         for id in 0..3 {
             log.append_blocking(&record(id)).unwrap();
         }
-        let line = record(0).to_line().unwrap().len();
+        let line = stored_len();
         let lines = 3 * line;
         let open = &files(dir.path())[0];
         assert_eq!(open.len() as u64, line as u64 + ROOM);
@@ -221,8 +221,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let log = DecisionLog::open(dir.path(), options).unwrap();
             log.append_blocking(&record(0)).unwrap();
-            let line = record(0).to_line().unwrap().len();
-            assert_eq!(files(dir.path())[0].len(), line);
+            assert_eq!(files(dir.path())[0].len(), stored_len());
         }
     }
 
@@ -230,7 +229,7 @@ mod tests {
     #[test]
     fn the_room_stops_at_the_file_limit() {
         let dir = tempfile::tempdir().unwrap();
-        let line = record(0).to_line().unwrap().len() as u64;
+        let line = stored_len() as u64;
         let log = DecisionLog::open(
             dir.path(),
             LogOptions {
@@ -277,7 +276,8 @@ mod tests {
             assert!(files.iter().all(|file| !file.contains(&0)));
             if continued {
                 assert_eq!(files.len(), 1);
-                assert_eq!(files[0].len(), 3 * line.len());
+                // Two lines from before the chain, and one chained to them.
+                assert_eq!(files[0].len(), 2 * line.len() + stored_len());
                 assert_eq!(read_back(dir.path()), (3, 0));
             } else {
                 assert_eq!(files.len(), 2, "a torn line is never joined");

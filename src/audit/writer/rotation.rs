@@ -2,18 +2,23 @@
 //! it holds acknowledged lines, whether the path still names it, and the move to the next file
 //! by size (names come from `audit::files`). It writes and syncs the bytes it is given, keeps
 //! them once `commit`ted and otherwise cuts them back; batching, pacing and acknowledging them
-//! is `commit`'s. With fsync the open file ends in zero-filled room (`room`), cut off when
+//! is `commit`'s. Every line goes through the chain (`audit::chain::head`) on its way to the
+//! file, whose links follow the bytes: kept on commit, taken back with them. With fsync the open file ends in zero-filled room (`room`), cut off when
 //! the writer leaves it.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
+use super::super::chain::head::Chainer;
+use super::super::chain::tail::{self, Start};
 use super::super::files::{log_file_name, sequence_files};
 use super::room::{self, Room};
-use super::{Durability, LogError, LogOptions};
+use super::{ChainFlags, Durability, LogError, LogOptions};
 
 /// The writer's state: the open file, its sequence number and size.
 pub(super) struct Sink {
@@ -35,10 +40,14 @@ pub(super) struct Sink {
     /// because the kernel reports a failed write-back once per description, and two syncs on
     /// one description could let one of them miss it.
     sync_handles: Vec<Arc<File>>,
+    /// The chain's links of what is written (see `audit::chain::head`).
+    chain: Chainer,
+    /// The log is closing; records wait to be signed (see `ChainFlags`).
+    flags: Arc<ChainFlags>,
 }
 
 impl Sink {
-    pub(super) fn new(dir: PathBuf, options: LogOptions) -> Self {
+    pub(super) fn new(dir: PathBuf, options: LogOptions, flags: Arc<ChainFlags>) -> Self {
         let room = Room::new(match options.durability {
             Durability::Fsync => options.room_bytes,
             Durability::None => 0,
@@ -46,7 +55,6 @@ impl Sink {
         Self {
             path: dir.join(log_file_name(options.replica.as_ref(), 1)),
             dir,
-            options,
             file: None,
             sequence: 0,
             size: 0,
@@ -54,7 +62,20 @@ impl Sink {
             room,
             identity: (0, 0),
             sync_handles: Vec::new(),
+            chain: Chainer::new(Start::default(), options.checkpoints.clone()),
+            flags,
+            options,
         }
+    }
+
+    /// The bytes a line of `raw_bytes` takes in the file (see `Chainer::line_len`).
+    pub(super) fn line_len(&self, raw_bytes: u64) -> u64 {
+        self.chain.line_len(raw_bytes)
+    }
+
+    /// The bytes `lines` lines of `raw_bytes` take in the file (see `Chainer::batch_len`).
+    pub(super) fn batch_len(&self, raw_bytes: u64, lines: u64) -> u64 {
+        self.chain.batch_len(raw_bytes, lines)
     }
 
     /// True when `bytes` more fit in the open file after what is written (committed or not).
@@ -74,6 +95,7 @@ impl Sink {
         let bytes = bytes.min(self.pending);
         self.size = self.size.saturating_add(bytes);
         self.pending -= bytes;
+        self.chain.commit_upto(self.size);
     }
 
     /// True when a line of `line_bytes`, after `planned_bytes` to be written before it, must go
@@ -90,6 +112,7 @@ impl Sink {
         self.file = None;
         self.sync_handles.clear();
         self.pending = 0;
+        self.chain.take_back();
     }
 
     /// Cuts the open file's room off (see `Room::cut`): a file the writer leaves ends at its
@@ -150,6 +173,7 @@ impl Sink {
                 && file.set_len(self.size).is_ok()
         });
         self.pending = 0;
+        self.chain.take_back();
         // Cut or not, no room is counted on: the next write makes it again.
         self.room.reset(self.size);
         if !(current && cut) {
@@ -157,10 +181,13 @@ impl Sink {
         }
     }
 
-    /// Writes `bytes` to the current file after what is written (not yet committed), then
-    /// lets the room follow them.
-    pub(super) fn write(&mut self, bytes: &[u8]) -> Result<(), LogError> {
+    /// Writes the lines of `raw` (complete encoded records), chained, to the current file
+    /// after what is written (not yet committed), then lets the room follow them; returns how
+    /// many bytes went to the file.
+    pub(super) fn write(&mut self, raw: &[u8]) -> Result<u64, LogError> {
         let file = self.file.as_ref().ok_or(LogError::Closed)?;
+        let closing = self.flags.closing.load(Ordering::Relaxed);
+        let bytes = self.chain.chain(raw, Instant::now(), closing);
         let at = self.size.saturating_add(self.pending);
         let end = at.saturating_add(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
         // Counted before the write: a partial write is cut back too.
@@ -172,9 +199,12 @@ impl Sink {
             (&mut &*file).write_all(bytes)
         };
         written.map_err(|error| LogError::io(&self.path, &error))?;
+        self.chain.written(end);
+        let unsigned = self.chain.has_unsigned();
+        self.flags.unsigned.store(unsigned, Ordering::Relaxed);
         self.room
             .after_write(file, &self.path, end, self.options.max_file_bytes);
-        Ok(())
+        Ok(end - at)
     }
 
     /// A failed sync of the open file, as the log reports it.
@@ -197,6 +227,7 @@ impl Sink {
     pub(super) fn commit(&mut self) {
         self.size = self.size.saturating_add(self.pending);
         self.pending = 0;
+        self.chain.commit_all();
     }
 
     /// Moves to the next file: the first open continues the last file when it has room and
@@ -210,7 +241,14 @@ impl Sink {
         self.open_sequence(last.max(self.sequence) + 1)
     }
 
+    /// Opens the file the log continues in, and finds where its chain continues (with the
+    /// note to write first, if any: see `audit::chain::tail`).
     pub(super) fn open_current(&mut self) -> Result<(), LogError> {
+        let start = tail::find_start(&self.dir, self.options.replica.as_ref());
+        if let Some(note) = &start.note {
+            tracing::warn!(event = ?note.event, file = %note.file, "decision log: the chain continues past an unclean tail; a chain note records it");
+        }
+        self.chain = Chainer::new(start, self.options.checkpoints.clone());
         let last = self.last_sequence()?;
         if last == 0 {
             return self.open_sequence(1);
@@ -320,13 +358,13 @@ mod tests {
         clippy::panic
     )]
 
-    use super::super::tests::record;
+    use super::super::tests::{record, stored_len};
     use super::super::DecisionLog;
     use super::*;
     use crate::audit::files::ReplicaId;
 
     fn line_bytes() -> u64 {
-        record(0).to_line().unwrap().len() as u64
+        stored_len() as u64
     }
 
     fn file_lines(dir: &Path) -> Vec<usize> {

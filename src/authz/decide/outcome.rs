@@ -51,13 +51,22 @@ impl Run<'_> {
         forbids: &BTreeSet<PolicyId>,
         context: &CallContext,
     ) -> Decision {
-        // Report only the hard denies when asks were also pending: they decided.
+        // Report only the hard denies when asks were also pending: they decided. A gate holds
+        // before anything is asked of the upstream, so when one holds the other hard denies
+        // were decided on facts askgate never observed: only the gates are shown (A3).
         let hard: BTreeSet<PolicyId> = forbids
             .iter()
             .filter(|id| self.snapshot.meta(id).is_none_or(|meta| meta.ask.is_none()))
             .cloned()
             .collect();
-        let shown = if hard.is_empty() {
+        let gates: BTreeSet<PolicyId> = hard
+            .iter()
+            .filter(|id| self.snapshot.meta(id).is_some_and(|meta| meta.gate))
+            .cloned()
+            .collect();
+        let shown = if !gates.is_empty() {
+            gates
+        } else if hard.is_empty() {
             forbids.clone()
         } else {
             hard

@@ -1,5 +1,6 @@
 //! cli::approvals::cards: an approval as a person reads it in a terminal — kind, time left,
-//! scope, the call, the verified project identity and the exact paths — from the service's
+//! scope, the call, who asked (main agent or subagent, mode, attested), whether a client
+//! waits, the verified project identity and the exact paths — from the service's
 //! JSON. Untrusted strings are made visible (`\u202e`, `С[U+0421]`) so that a terminal never
 //! renders a control or bidi character.
 
@@ -8,8 +9,9 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::authz::ApprovalKind;
-use crate::server::present::card::{kind_label, time_left};
+use crate::server::present::card::{asked_as, kind_label, time_left, CONSENT_FOLLOWS};
 use crate::server::present::shown::visible_text;
+use crate::store::approvals::ClientWait;
 
 /// The readable card of one approval (as `GET /v1/approvals` returns it).
 pub fn card_text(approval: &Value, now: OffsetDateTime) -> String {
@@ -42,6 +44,24 @@ pub fn card_text(approval: &Value, now: OffsetDateTime) -> String {
             text(&approval["session_id"]),
         ),
     ];
+    let asked = &approval["asked_as"];
+    lines.push(format!(
+        "  asked as: {}",
+        asked_as(
+            asked["agent"].as_str().unwrap_or("main"),
+            asked["agent_id"].as_str(),
+            asked["mode"].as_str().unwrap_or("default"),
+            asked["attestation"].as_str().unwrap_or("none"),
+        )
+    ));
+    let client =
+        serde_json::from_value::<ClientWait>(approval["client"].clone()).unwrap_or_default();
+    if client != ClientWait::Polls {
+        lines.push(format!("  client:   {}", client.describe()));
+    }
+    if card["kind"] == "consent" {
+        lines.push(format!("  next:     {CONSENT_FOLLOWS}"));
+    }
     if card["kind"] == "grant" {
         lines.push(format!(
             "  project:  \"{}\" ({})  {}",
@@ -56,6 +76,52 @@ pub fn card_text(approval: &Value, now: OffsetDateTime) -> String {
         ("paths", "targets"),
     ] {
         lines.extend(paths(label, &card[key]));
+    }
+    lines.join("\n")
+}
+
+/// What became of an approval just approved or refused (as `POST …/approve` answers it): its
+/// status, who decided, the result as the agent reads it, and the approval its call moved on
+/// to, if any (a consent card's next card, A2).
+pub fn decided_text(approval: &Value) -> String {
+    let text = |value: &Value| visible_text(value.as_str().unwrap_or(""));
+    let card = &approval["card"];
+    let kind = serde_json::from_value::<ApprovalKind>(card["kind"].clone())
+        .map(kind_label)
+        .unwrap_or("unknown kind");
+    let mut lines = vec![format!(
+        "{}  {kind}  ({}, decided by {})",
+        text(&approval["id"]),
+        text(&approval["status"]),
+        visible_text(approval["approved_by"].as_str().unwrap_or("nobody"))
+    )];
+    let result = &approval["result"];
+    let said: Vec<String> = result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block["text"].as_str())
+        .map(visible_text)
+        .collect();
+    if !said.is_empty() {
+        let error = result["error"]
+            .as_str()
+            .map(|kind| format!("error `{}`: ", visible_text(kind)))
+            .unwrap_or_default();
+        lines.push(format!("  result:   {error}{}", said.join(" ")));
+    }
+    if approval["status"] == "running" {
+        lines.push(format!(
+            "  running:  follow it with `askgate approvals list` or GET {}",
+            text(&approval["poll"])
+        ));
+    }
+    if let Some(next) = result["next_approval"].as_str() {
+        lines.push(format!(
+            "  next:     the same call now waits on approval {0}: read its card with `askgate \
+             approvals list`, then `askgate approvals approve {0}`",
+            visible_text(next)
+        ));
     }
     lines.join("\n")
 }
@@ -104,6 +170,67 @@ mod tests {
         assert!(!text.contains('\u{202e}'), "{text}");
         assert!(text.contains("deletes:  old.css"), "{text}");
         assert!(text.contains("finalize_plan on p1"), "{text}");
+    }
+
+    /// A17: the card says a subagent asked (and which), its mode, and that the client's hook
+    /// attested it; A16: that its client has not come back yet.
+    #[test]
+    fn a17_a_subagents_card_says_who_asked_in_which_mode_and_whether_attested() {
+        let approval = json!({
+            "id": "ap_3", "status": "pending", "requested_by": "agent-1", "session_id": "s1",
+            "expires_at": "2026-12-01T10:04:12Z",
+            "summary": {"tool": "ClaudeDesign", "operation": "write_files", "project_id": "p2"},
+            "card": {"kind": "batch", "scope": "this call only", "message": "m", "targets": ["a.html"]},
+            "asked_as": {"agent": "subagent", "agent_id": "a3e2d3b8cda945110", "mode": "acceptEdits",
+                         "attestation": "attested"},
+            "client": "not_yet"
+        });
+        let text = card_text(&approval, datetime!(2026-12-01 10:00 UTC));
+        assert!(
+            text.contains("  asked as: subagent a3e2d3b8cda945110, permission mode acceptEdits, attested by the client's hook"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  client:   not yet: the agent's MCP client"),
+            "{text}"
+        );
+        let main = json!({"id": "ap_4", "status": "pending", "card": {"kind": "consent"},
+            "asked_as": {"agent": "main", "mode": "default", "attestation": "none"}, "client": "polls"});
+        let text = card_text(&main, datetime!(2026-12-01 10:00 UTC));
+        assert!(
+            text.contains(
+                "asked as: the main agent, permission mode default, as the caller stated them"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("client:"), "{text}");
+        assert!(
+            text.contains("  next:     Approving connects Claude Design"),
+            "{text}"
+        );
+    }
+
+    /// A2: approving a consent card says the call moved on, and to which approval.
+    #[test]
+    fn a2_an_approved_consent_card_names_the_next_approval() {
+        let approved = json!({"id": "ap_1", "status": "completed", "approved_by": "alice",
+            "card": {"kind": "consent"},
+            "result": {"content": [{"type": "text", "text": "Claude Design is now connected"}],
+                       "isError": false, "next_approval": "ap_2"}});
+        let text = decided_text(&approved);
+        assert!(
+            text.starts_with("ap_1  Connect Claude Design  (completed, decided by alice)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  result:   Claude Design is now connected"),
+            "{text}"
+        );
+        assert!(text.contains("`askgate approvals approve ap_2`"), "{text}");
+        let failed = json!({"id": "ap_3", "status": "failed", "approved_by": "alice",
+            "card": {"kind": "batch"},
+            "result": {"content": [{"type": "text", "text": "needs a plan_token"}], "error": "upstream"}});
+        assert!(decided_text(&failed).contains("result:   error `upstream`: needs a plan_token"));
     }
 
     #[test]

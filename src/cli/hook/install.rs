@@ -7,7 +7,8 @@
 //! block on a hook that cannot start, times out or exits otherwise. It never writes a token:
 //! the hook reads `ASKGATE_AGENT_TOKEN` from the client's environment. Every other key and
 //! hook of the file is kept; askgate's own entries are replaced, so running it twice leaves
-//! one. Must not write anything when the file cannot be read as settings.
+//! one, matching every tool either run named (A5). Must not write anything when the file
+//! cannot be read as settings.
 
 mod settings;
 
@@ -17,7 +18,7 @@ use clap::{Args, Subcommand};
 
 use super::{deadline_seconds, AGENT_TOKEN_VARIABLE};
 use crate::cli::{EXIT_BAD_INPUT, EXIT_IO, EXIT_OK};
-use settings::{HookEntry, Merged};
+pub(crate) use settings::{HookEntry, Merged};
 
 /// The client's built-in tools askgate decides.
 const TOOLS: [&str; 2] = ["ClaudeDesign", "Projects"];
@@ -58,7 +59,7 @@ pub struct InstallClaudeCodeArgs {
 
 /// Why nothing was written.
 #[derive(Debug, thiserror::Error)]
-pub enum InstallError {
+pub(crate) enum InstallError {
     #[error("`--server` must be an http or https URL without user or password, not `{0}`")]
     Server(String),
     #[error("`--mcp-server` must be 1–{MCP_SERVER_CHARS} letters, digits, `_` or `-`, not `{0}`")]
@@ -72,7 +73,7 @@ pub enum InstallError {
 }
 
 impl InstallError {
-    fn code(&self) -> u8 {
+    pub(crate) fn code(&self) -> u8 {
         match self {
             Self::Write { .. } => EXIT_IO,
             _ => EXIT_BAD_INPUT,
@@ -89,10 +90,17 @@ pub fn run(args: &InstallArgs) -> u8 {
                 "{verb} the `PreToolUse` hook for `{}` in `{}`: it runs `{}`, and any failure \
                  to run it blocks the call; give Claude Code the agent's token in \
                  `{AGENT_TOKEN_VARIABLE}`",
-                entry.matcher,
+                merged.matcher,
                 args.settings.display(),
                 entry.binary
             );
+            if !merged.kept.is_empty() {
+                println!(
+                    "kept `{}` from the earlier entry (to stop matching them, remove askgate's \
+                     entry from the file and install again)",
+                    merged.kept.join("|")
+                );
+            }
             EXIT_OK
         }
         Err(error) => {
@@ -103,14 +111,29 @@ pub fn run(args: &InstallArgs) -> u8 {
 }
 
 fn install(args: &InstallClaudeCodeArgs) -> Result<(Merged, HookEntry), InstallError> {
+    install_hook(
+        &args.settings,
+        &args.server,
+        args.deadline_seconds,
+        args.mcp_server.as_deref(),
+    )
+}
+
+/// Writes askgate's hook entry into the settings file `path` (shared with `askgate connect`).
+pub(crate) fn install_hook(
+    path: &Path,
+    server: &str,
+    deadline_seconds: u64,
+    mcp_server: Option<&str>,
+) -> Result<(Merged, HookEntry), InstallError> {
     let entry = HookEntry {
-        matcher: matcher(args.mcp_server.as_deref())?,
+        matcher: matcher(mcp_server)?,
         binary: binary()?,
-        server: server(&args.server)?,
-        deadline_seconds: args.deadline_seconds,
-        timeout_seconds: args.deadline_seconds + TIMEOUT_MARGIN_SECONDS,
+        server: valid_server(server)?,
+        deadline_seconds,
+        timeout_seconds: deadline_seconds + TIMEOUT_MARGIN_SECONDS,
     };
-    let merged = settings::write(&args.settings, &entry)?;
+    let merged = settings::write(path, &entry)?;
     Ok((merged, entry))
 }
 
@@ -150,7 +173,8 @@ fn absolute_text(path: &Path) -> Result<String, InstallError> {
     }
 }
 
-fn server(raw: &str) -> Result<String, InstallError> {
+/// An http(s) URL without credentials, its trailing `/` taken off.
+pub(crate) fn valid_server(raw: &str) -> Result<String, InstallError> {
     let refused = || InstallError::Server(raw.escape_debug().to_string());
     let url = url::Url::parse(raw).map_err(|_| refused())?;
     let usable = matches!(url.scheme(), "http" | "https")
@@ -186,17 +210,20 @@ mod tests {
     #[test]
     fn the_server_is_an_http_url_without_credentials() {
         assert_eq!(
-            server("http://127.0.0.1:8080/").unwrap(),
+            valid_server("http://127.0.0.1:8080/").unwrap(),
             "http://127.0.0.1:8080"
         );
-        assert!(server("https://askgate.example").is_ok());
+        assert!(valid_server("https://askgate.example").is_ok());
         for bad in [
             "127.0.0.1:8080",
             "ftp://h",
             "http://user:secret@h",
             "http://h/\n",
         ] {
-            assert!(matches!(server(bad), Err(InstallError::Server(_))), "{bad}");
+            assert!(
+                matches!(valid_server(bad), Err(InstallError::Server(_))),
+                "{bad}"
+            );
         }
     }
 

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::audit::reader::{decode, split_lines, LogLine, Problem};
+use crate::audit::reader::{decode, read_bytes, split_lines, LogLine, Problem};
 use crate::audit::replay::LogText;
 use crate::audit::{log_files, ReadError};
 
@@ -20,10 +20,10 @@ pub fn read(paths: &[PathBuf]) -> Result<Vec<LogText>, String> {
         let files = log_files(std::slice::from_ref(path)).map_err(|error| error.to_string())?;
         let mut found = Vec::new();
         for file in files {
-            let bytes = std::fs::read(&file).map_err(|error| {
+            let bytes = read_bytes(&file).map_err(|message| {
                 ReadError {
                     path: file.display().to_string(),
-                    message: error.to_string(),
+                    message,
                 }
                 .to_string()
             })?;

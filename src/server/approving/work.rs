@@ -1,10 +1,12 @@
 //! server::approving::work: the approved work, in a task of its own that owns its completion
-//! and its log records, so the approver's connection can go away at any point. In order: the
-//! `approved` record of the ask's decision; the call decided again on the facts, snapshot and
-//! state of this moment (a new decision record, linked to the approval by a second `approved`
-//! record); then, if the re-decision holds, the follow-up and the call; then the outcome
-//! record and the end of the approval, `completed` or `failed`, within the run deadline.
-//! A log failure before anything ran puts the approval back to pending (C15).
+//! and its log records, so the approver's connection can go away at any point. In order: when
+//! the asking MCP client has not come back yet, wait for it (`absent`: withdrawn, never run,
+//! if it does not come); the `approved` record of the ask's decision; the call decided again
+//! on the facts, snapshot and state of this moment (a new decision record, linked to the
+//! approval by a second `approved` record); then, if the re-decision holds, the follow-up and
+//! the call — or, for a consent card, consent and then the call's next step (`next`); then
+//! the outcome record and the end of the approval, `completed` or `failed`, within the run
+//! deadline. A log failure before anything ran puts the approval back to pending (C15).
 
 use std::sync::OnceLock;
 
@@ -17,22 +19,44 @@ use crate::authz::{Approval, ApprovalKind, Decision};
 use crate::server::error::ApiError;
 use crate::server::execute::error_json;
 use crate::server::gateway::{Pipeline, Prepared};
-use crate::store::approvals::{ApprovalStatus, Claim, PendingCall};
+use crate::store::approvals::{ApprovalStatus, Claim, ClientWait, PendingCall};
 
 /// Tells the waiting request whether the work's records were written (`Err`: the approval
 /// is pending again).
 pub type Started = oneshot::Sender<Result<(), ApiError>>;
 
 pub struct Work {
-    state: Pipeline,
-    approver: String,
+    pub(super) state: Pipeline,
+    pub(super) approver: String,
     /// The approver's note, logged with each `approved` record.
     note: Option<String>,
     /// The decision the ask was logged under.
     asked: String,
     /// The re-decision's id once it is logged: the outcome belongs to it.
     redecided: OnceLock<String>,
-    id: String,
+    /// After a consent card: the decision the call ran under once connected (`next`).
+    connected: OnceLock<String>,
+    pub(super) id: String,
+    /// Whether the asking client waits for the result (back by the time the work runs).
+    pub(super) client: ClientWait,
+}
+
+/// How the work ended: the result the asking agent receives and the approval's status.
+pub(super) struct Ended {
+    pub result: Value,
+    pub status: ApprovalStatus,
+}
+
+impl Ended {
+    /// A call's result: `failed` when it carries an error kind.
+    pub fn of(result: Value) -> Ended {
+        let status = if result.get("error").is_some() {
+            ApprovalStatus::Failed
+        } else {
+            ApprovalStatus::Completed
+        };
+        Ended { result, status }
+    }
 }
 
 impl Work {
@@ -43,30 +67,40 @@ impl Work {
             note,
             asked: claim.decision_id.clone(),
             redecided: OnceLock::new(),
+            connected: OnceLock::new(),
             id: claim.id.clone(),
+            client: match claim.client {
+                ClientWait::NotYet => ClientWait::Waiting,
+                client => client,
+            },
         }
     }
 
-    /// Runs the work under the run deadline and always ends the approval.
+    /// Runs the work under the run deadline and always ends the approval. An approval whose
+    /// MCP client has not come back for the result first waits for it (A16).
     pub async fn run(self, claim: Claim, started: Started) {
+        if claim.client == ClientWait::NotYet && !self.client_came_back().await {
+            self.never_received(claim).await;
+            return;
+        }
         let deadline = self.state.inner().approvals.limits().run_deadline;
-        let result = match tokio::time::timeout(deadline, self.carry_out(claim, started)).await {
-            Ok(Some(result)) => result,
+        let ended = match tokio::time::timeout(deadline, self.carry_out(claim, started)).await {
+            Ok(Some(ended)) => ended,
             // Put back to pending: nothing ran, nothing is left to end.
             Ok(None) => return,
-            Err(_) => error_json(
+            Err(_) => Ended::of(error_json(
                 "deadline",
                 &format!(
                     "the approved work did not finish within {} s (`approvals.run_deadline_seconds`); the call may or may not have reached the upstream",
                     deadline.as_secs()
                 ),
-            ),
+            )),
         };
-        self.end(result).await;
+        self.end(ended).await;
     }
 
     /// The work proper; `None` when the approval went back to pending.
-    async fn carry_out(&self, claim: Claim, started: Started) -> Option<Value> {
+    async fn carry_out(&self, claim: Claim, started: Started) -> Option<Ended> {
         let ready = match self.redecide(claim).await {
             Ok(ready) => ready,
             Err((claim, error)) => {
@@ -78,8 +112,14 @@ impl Work {
         };
         let _ = started.send(Ok(()));
         Some(match judge(&ready.decision, &ready.card, &ready.kinds) {
-            Verdict::Run(approved) => self.state.execute(&ready.prepared, &approved).await,
-            Verdict::Refuse { kind, message } => error_json(kind, &message),
+            Verdict::Run(approved) if super::next::connects(&ready.card, &ready.prepared) => {
+                self.connect_then(ready.prepared, &ready.card, approved)
+                    .await
+            }
+            Verdict::Run(approved) => {
+                Ended::of(self.state.execute(&ready.prepared, &approved).await)
+            }
+            Verdict::Refuse { kind, message } => Ended::of(error_json(kind, &message)),
         })
     }
 
@@ -113,6 +153,7 @@ impl Work {
                     decision_id: self.asked.clone(),
                     card,
                     call: pending,
+                    client: self.client,
                 };
                 return Err((claim, error));
             }
@@ -164,11 +205,18 @@ impl Work {
             decision_id: self.asked.clone(),
             card,
             call,
+            client: self.client,
         };
         (claim, error)
     }
 
-    async fn approved(&self, decision_id: &str) -> Result<(), ApiError> {
+    /// The call runs under `decision_id` (decided again once connected): its outcome is that
+    /// decision's.
+    pub(super) fn ran_under(&self, decision_id: &str) {
+        let _ = self.connected.set(decision_id.to_string());
+    }
+
+    pub(super) async fn approved(&self, decision_id: &str) -> Result<(), ApiError> {
         let inner = self.state.inner();
         inner
             .journal
@@ -185,21 +233,23 @@ impl Work {
 
     /// The outcome record (linked to the re-decision when there is one), then the approval's
     /// end; the log comes first so a reader who sees the end finds the record.
-    async fn end(&self, result: Value) {
+    async fn end(&self, ended: Ended) {
         let inner = self.state.inner();
-        let decision_id = self.redecided.get().unwrap_or(&self.asked);
+        let decision_id = (self.connected.get())
+            .or(self.redecided.get())
+            .unwrap_or(&self.asked);
         inner
             .journal
-            .outcome(decision_id, &result, inner.clock.now())
+            .outcome(decision_id, &ended.result, inner.clock.now())
             .await;
-        let status = if result.get("error").is_some() {
-            ApprovalStatus::Failed
-        } else {
-            ApprovalStatus::Completed
-        };
         inner
             .approvals
-            .finish(&self.id, status, Some(result), inner.clock.now())
+            .finish(
+                &self.id,
+                ended.status,
+                Some(ended.result),
+                inner.clock.now(),
+            )
             .await;
     }
 }

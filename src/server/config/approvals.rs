@@ -22,6 +22,9 @@ pub struct RawApprovalLimits {
     pub run_deadline_seconds: Option<u64>,
     pub approve_wait_seconds: Option<u64>,
     pub sweep_interval_ms: Option<u64>,
+    /// Nobody approves a call their own agent asked for (`approving.separation-of-duties`,
+    /// a fact of the approving policies); default true.
+    pub separation_of_duties: Option<bool>,
 }
 
 impl ApprovalLimits {

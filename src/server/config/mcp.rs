@@ -35,6 +35,9 @@ pub struct RawMcp {
     /// Deny every `tools/call` without a matching hook attestation (default false; see
     /// `server::attest`).
     pub require_attestation: Option<bool>,
+    /// The names Claude Code knows this server by (`claude mcp add NAME`; default
+    /// `["askgate"]`): a hook attestation counts only for `mcp__NAME__<tool>` of one of them.
+    pub server_names: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +55,8 @@ pub struct McpSettings {
     /// `mcp.require_attestation`: an MCP call needs a hook attestation (a session fact the
     /// policies read: `gates.mcp-attestation-required`).
     pub require_attestation: bool,
+    /// `mcp.server_names`: what a hook attestation's `mcp__NAME__` must name.
+    pub server_names: Vec<String>,
     /// `http.max_body_bytes`, which `/mcp` bodies obey too (set by the configuration).
     pub max_body_bytes: usize,
 }
@@ -69,10 +74,14 @@ impl Default for McpSettings {
             max_held_per_caller: 16,
             public_url: None,
             require_attestation: false,
+            server_names: vec![DEFAULT_SERVER_NAME.to_string()],
             max_body_bytes: super::DEFAULT_MAX_BODY_BYTES,
         }
     }
 }
+
+/// The name `askgate connect claude-code` and the docs register the server under.
+pub const DEFAULT_SERVER_NAME: &str = "askgate";
 
 /// The longest hold: a held call keeps an HTTP request open.
 const MAX_WAIT_SECONDS: u64 = 3_600;
@@ -150,6 +159,23 @@ impl McpSettings {
                 format!("`{origin}` needs a scheme, like http://localhost:*"),
             ));
         }
+        let server_names = raw.server_names.unwrap_or(defaults.server_names.clone());
+        if server_names.is_empty() {
+            return Err(invalid(
+                "server_names",
+                "is empty: name the server as the client registered it (e.g. [\"askgate\"])"
+                    .to_string(),
+            ));
+        }
+        if let Some(name) = server_names
+            .iter()
+            .find(|name| name.is_empty() || name.len() > 64 || name.contains("__"))
+        {
+            return Err(invalid(
+                "server_names",
+                format!("`{name}` is not a name Claude Code gives an MCP server (1-64 characters, no `__`)"),
+            ));
+        }
         Ok(Self {
             approval_wait: Duration::from_secs(wait),
             progress_every: Duration::from_secs(progress),
@@ -161,6 +187,7 @@ impl McpSettings {
             max_held_per_caller,
             public_url,
             require_attestation: raw.require_attestation.unwrap_or(false),
+            server_names,
             max_body_bytes: defaults.max_body_bytes,
         })
     }

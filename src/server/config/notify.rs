@@ -13,7 +13,8 @@ use crate::server::notify::WebhookTarget;
 pub struct RawNotify {
     /// Receives one JSON message per new pending approval.
     pub webhook_url: Option<String>,
-    /// Where people reach the console (links in messages); default `http://<listen>`.
+    /// Where people reach the console (links in messages): the console URL `serve` prints
+    /// (`http://HOST/console`) or the server's base URL; default `http://<listen>`.
     pub console_url: Option<String>,
 }
 
@@ -30,7 +31,7 @@ impl RawNotify {
             ));
         }
         let console_base = match self.console_url {
-            Some(console) if is_http(&console) => console.trim_end_matches('/').to_string(),
+            Some(console) if is_http(&console) => console_base(&console),
             Some(console) => {
                 return Err(ConfigError::new(
                     "notify.console_url",
@@ -41,6 +42,15 @@ impl RawNotify {
         };
         Ok(Some(WebhookTarget { url, console_base }))
     }
+}
+
+/// The base the console's pages hang off: `console_url` as written, with a trailing `/` and the
+/// console's own `/console` taken off (A7), so both the URL `serve` prints for the console
+/// (`http://HOST/console`) and the server's base URL give `http://HOST/console/approvals/…`.
+fn console_base(console: &str) -> String {
+    let base = console.trim_end_matches('/');
+    let base = base.strip_suffix("/console").unwrap_or(base);
+    base.trim_end_matches('/').to_string()
 }
 
 fn is_http(text: &str) -> bool {
@@ -63,6 +73,25 @@ mod tests {
         let error = raw.validate("127.0.0.1:8080").unwrap_err();
         assert_eq!(error.field, "notify.webhook_url");
         assert!(!error.to_string().contains("SECRET"), "{error}");
+    }
+
+    /// A7: the console URL `serve` prints and the base URL give the same links; `/console` is
+    /// never doubled.
+    #[test]
+    fn a7_console_url_takes_the_printed_console_url_or_the_base_url() {
+        for written in [
+            "https://askgate.example/console",
+            "https://askgate.example/console/",
+            "https://askgate.example",
+            "https://askgate.example/",
+        ] {
+            let raw = RawNotify {
+                webhook_url: Some("http://127.0.0.1:9/hook".to_string()),
+                console_url: Some(written.to_string()),
+            };
+            let target = raw.validate("127.0.0.1:8080").unwrap().unwrap();
+            assert_eq!(target.console_base, "https://askgate.example", "{written}");
+        }
     }
 
     #[test]

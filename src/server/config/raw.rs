@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::super::caller::{Role, SessionDefaults};
+use super::super::caller::Role;
 use super::ConfigError;
 use crate::facts::Environment;
+use crate::facts::{AgentKind, Mode};
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -17,9 +18,39 @@ pub struct RawCaller {
     pub role: Role,
     pub principal: String,
     /// This caller's MCP session facts (`agent`, `mode`, `interactive`, `permission_hook`,
-    /// `bypass_available`).
+    /// `bypass_available`); an `agent` or `mode` set here also holds the caller to it on every
+    /// front door unless `may_claim` says otherwise.
     #[serde(default)]
-    pub session: SessionDefaults,
+    pub session: RawSessionDefaults,
+    /// What this caller may state about its session (`modes`, `agents`); derived from
+    /// `session` when absent.
+    #[serde(default)]
+    pub may_claim: Option<RawMayClaim>,
+    /// The person's groups, as the approving policies read them (`principal.groups`).
+    #[serde(default)]
+    pub groups: Vec<String>,
+    /// The person's email, as the approving policies read it (`principal.email`).
+    #[serde(default)]
+    pub email: Option<String>,
+}
+
+/// `callers[].session` as written: a key left out is not configured.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RawSessionDefaults {
+    pub agent: Option<AgentKind>,
+    pub mode: Option<Mode>,
+    pub interactive: Option<bool>,
+    pub permission_hook: Option<bool>,
+    pub bypass_available: Option<bool>,
+}
+
+/// `callers[].may_claim`: the permission modes and agent kinds the caller may state.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RawMayClaim {
+    pub modes: Option<Vec<Mode>>,
+    pub agents: Option<Vec<AgentKind>>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -44,6 +75,9 @@ pub struct RawConfig {
     pub policies: Option<Vec<PathBuf>>,
     pub baseline: Option<PathBuf>,
     pub callers: Option<Vec<RawCaller>>,
+    /// The organisation's IdPs whose JWT access tokens are callers too (`identity.issuers`,
+    /// `server::auth::issuer`).
+    pub identity: Option<crate::server::auth::RawIdentity>,
     pub environment: Option<Environment>,
     pub approval_ttl_seconds: Option<u64>,
     /// Bounds and deadlines of pending approvals (`config::approvals`).
@@ -69,6 +103,13 @@ pub struct RawConfig {
     /// Zero-filled room kept past the open log file's last line with fsync, in bytes (0 by
     /// default: the file grows line by line; at most 64 MiB; 1 MiB measured best).
     pub log_room_bytes: Option<u64>,
+    /// The decision log's Ed25519 checkpoint key (64 hex digits of its seed): must exist.
+    /// Unset: `checkpoint[-<replica>].key` in the log directory, made on first run.
+    pub log_key_file: Option<PathBuf>,
+    /// A signed checkpoint after this many records (1000 by default)…
+    pub log_checkpoint_records: Option<u64>,
+    /// …or this many seconds after the last one when records came since (60 by default).
+    pub log_checkpoint_seconds: Option<u64>,
     /// Timeouts, the connection cap and the body limit (`config::http`).
     pub http: Option<super::http::RawHttpLimits>,
     /// The MCP front door (`/mcp`): approval wait, allowed hosts and origins, session cap.
@@ -78,6 +119,9 @@ pub struct RawConfig {
     /// A bearer token `GET /metrics` requires (none: the metrics are open; see
     /// docs/operators.md for what they expose).
     pub metrics_token: Option<String>,
+    /// The service's own log lines on stderr: `{format: text | json, level}` (`RUST_LOG`
+    /// overrides the level; `ASKGATE_LOG_FORMAT` the format).
+    pub logging: Option<crate::server::telemetry::RawLogging>,
     /// Where shared state lives: absent (this process) or a `postgres://` URL (a fleet).
     pub store: Option<String>,
     /// This replica's id in a fleet: names its log files and its claims in the store.
@@ -122,6 +166,10 @@ impl RawConfig {
             log_dir: get("ASKGATE_LOG_DIR").map(PathBuf::from),
             store: get("ASKGATE_STORE"),
             replica_id: get("ASKGATE_REPLICA_ID"),
+            logging: get("ASKGATE_LOG_FORMAT").map(|format| crate::server::telemetry::RawLogging {
+                format: Some(format),
+                level: None,
+            }),
             ..Self::default()
         }
     }
@@ -135,6 +183,7 @@ impl RawConfig {
             policies: higher.policies.or(self.policies),
             baseline: higher.baseline.or(self.baseline),
             callers: higher.callers.or(self.callers),
+            identity: higher.identity.or(self.identity),
             environment: higher.environment.or(self.environment),
             approval_ttl_seconds: higher.approval_ttl_seconds.or(self.approval_ttl_seconds),
             approvals: higher.approvals.or(self.approvals),
@@ -149,10 +198,24 @@ impl RawConfig {
             log_durability: higher.log_durability.or(self.log_durability),
             log_sync_threads: higher.log_sync_threads.or(self.log_sync_threads),
             log_room_bytes: higher.log_room_bytes.or(self.log_room_bytes),
+            log_key_file: higher.log_key_file.or(self.log_key_file),
+            log_checkpoint_records: higher
+                .log_checkpoint_records
+                .or(self.log_checkpoint_records),
+            log_checkpoint_seconds: higher
+                .log_checkpoint_seconds
+                .or(self.log_checkpoint_seconds),
             http: higher.http.or(self.http),
             mcp: higher.mcp.or(self.mcp),
             notify: higher.notify.or(self.notify),
             metrics_token: higher.metrics_token.or(self.metrics_token),
+            logging: match (self.logging, higher.logging) {
+                (Some(lower), Some(higher)) => Some(crate::server::telemetry::RawLogging {
+                    format: higher.format.or(lower.format),
+                    level: higher.level.or(lower.level),
+                }),
+                (lower, higher) => higher.or(lower),
+            },
             store: higher.store.or(self.store),
             replica_id: higher.replica_id.or(self.replica_id),
             config_file: higher.config_file.or(self.config_file),

@@ -10,7 +10,10 @@ fn caller(token: &str) -> RawCaller {
         token: token.to_string(),
         role: Role::Approver,
         principal: "ops".to_string(),
-        session: crate::server::caller::SessionDefaults::default(),
+        session: RawSessionDefaults::default(),
+        may_claim: None,
+        groups: Vec::new(),
+        email: None,
     }
 }
 
@@ -168,5 +171,36 @@ fn log_sync_threads_default_to_one_and_must_be_one_to_eight() {
         let error = threads(Some(wrong)).unwrap_err();
         assert_eq!(error.field, "log_sync_threads");
         assert!(error.to_string().contains("is not 1 to 8"), "{error}");
+    }
+}
+
+#[test]
+fn log_checkpoints_default_to_1000_records_or_60_seconds_and_are_bounded() {
+    let checkpoints = |records: Option<u64>, seconds: Option<u64>| {
+        Config::validate(RawConfig {
+            log_checkpoint_records: records,
+            log_checkpoint_seconds: seconds,
+            ..RawConfig::default()
+        })
+    };
+    let default = checkpoints(None, None).unwrap();
+    assert_eq!(default.log_checkpoint_records, 1000);
+    assert_eq!(
+        default.log_checkpoint_interval,
+        std::time::Duration::from_secs(60)
+    );
+    assert_eq!(default.log_key_file, None);
+    let set = checkpoints(Some(5), Some(1)).unwrap();
+    assert_eq!(set.log_checkpoint_records, 5);
+    assert_eq!(
+        set.log_checkpoint_interval,
+        std::time::Duration::from_secs(1)
+    );
+    let error = checkpoints(Some(0), None).unwrap_err();
+    assert_eq!(error.field, "log_checkpoint_records");
+    for wrong in [0, 86_401] {
+        let error = checkpoints(None, Some(wrong)).unwrap_err();
+        assert_eq!(error.field, "log_checkpoint_seconds");
+        assert!(error.to_string().contains("is not 1 to 86400"), "{error}");
     }
 }

@@ -43,8 +43,9 @@ pub(super) async fn sign_in(
     let peer = peer.map_or_else(throttle::unknown_peer, |Extension(Peer(peer))| peer);
     let console = &state.sessions;
     let now = state.pipeline.inner().clock.now();
+    let attempt = throttle::Attempt::of(form.token.trim());
     // Checked before anything else, so that a waiting address learns nothing about a token.
-    if let Err(wait) = console.sign_ins.admit(peer, now) {
+    if let Err(wait) = console.sign_ins.admit(peer, attempt, now) {
         return throttled_sign_in(wait);
     }
     let expected = session::cookie(&headers, SIGN_IN_COOKIE).unwrap_or_default();
@@ -54,18 +55,18 @@ pub(super) async fn sign_in(
     let caller = match state.pipeline.inner().callers.by_token(form.token.trim()) {
         Some(caller) if caller.role == Role::Approver => caller,
         Some(_) => {
-            console.sign_ins.failed(peer, now);
+            console.sign_ins.failed(peer, attempt, now);
             return refused_sign_in(
                 StatusCode::FORBIDDEN,
                 "an agent token cannot sign in: only approvers decide",
             );
         }
         None => {
-            console.sign_ins.failed(peer, now);
+            console.sign_ins.failed(peer, attempt, now);
             return refused_sign_in(StatusCode::UNAUTHORIZED, "unknown token");
         }
     };
-    console.sign_ins.succeeded(peer);
+    console.sign_ins.succeeded(peer, attempt);
     let (token, _) = match console.signed_in(&caller.principal, now).await {
         Ok(signed_in) => signed_in,
         Err(error) => return refused_sign_in(StatusCode::SERVICE_UNAVAILABLE, &error.to_string()),
@@ -86,8 +87,9 @@ pub(super) async fn sign_in(
 fn throttled_sign_in(wait: time::Duration) -> Response {
     let seconds = wait.whole_seconds().max(1);
     let problem = format!(
-        "too many failed sign-ins from your address: try again in {seconds} s (after {} failures, one try per {} s)",
+        "too many failed sign-ins from your address: try again in {seconds} s (after {} failures with one token, or {} with any, one try per {} s)",
         throttle::FREE_FAILURES,
+        throttle::PEER_FREE_FAILURES,
         throttle::LOCKOUT.whole_seconds()
     );
     let mut response = refused_sign_in(StatusCode::TOO_MANY_REQUESTS, &problem);

@@ -20,6 +20,7 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde_json::json;
 
 use super::owners::SessionOwners;
+use crate::server::auth::ProtectedResource;
 use crate::server::caller::{Caller, Role};
 use crate::server::gateway::Pipeline;
 
@@ -39,9 +40,19 @@ pub struct Gate {
 pub const SESSION_HEADER: &str = "mcp-session-id";
 
 pub async fn require_agent(State(gate): State<Gate>, mut request: Request, next: Next) -> Response {
-    let caller = match gate.state.inner().callers.authenticate(request.headers()) {
+    let now = gate.state.inner().clock.now();
+    let caller = match gate
+        .state
+        .inner()
+        .callers
+        .authenticate(request.headers(), now)
+        .await
+    {
         Ok(caller) => caller,
-        Err(error) => return unauthorized(&error.to_string()),
+        Err(error) => {
+            let resource = gate.state.inner().callers.resource().cloned();
+            return unauthorized(&error.to_string(), resource.as_ref());
+        }
     };
     if caller.role != Role::Agent {
         return refused(
@@ -112,44 +123,87 @@ impl Gate {
 pub const REGISTER_PATH: &str = "/register";
 
 /// askgate has no OAuth: a client that tries to register is told, in the words the client
-/// shows its user, to send an agent token instead (RFC 7591's error shape).
-pub async fn no_registration() -> Response {
+/// shows its user, to send an agent token instead (RFC 7591's error shape), with the command
+/// that does it for this server (A6: runnable as printed, the name before the URL).
+pub async fn no_registration(
+    axum::extract::State(public_url): axum::extract::State<Option<String>>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let base = public_url.or_else(|| host_base(&headers));
     let body = json!({
         "error": "invalid_client_metadata",
-        "error_description": NO_OAUTH,
+        "error_description": no_oauth(base.as_deref()),
     });
     (StatusCode::BAD_REQUEST, Json(body)).into_response()
 }
 
-/// What a client that tried OAuth is told.
-pub const NO_OAUTH: &str = "askgate needs an agent token, not OAuth: give the MCP server the \
-    header `Authorization: Bearer <agent token>` (`claude mcp add --transport http --header \
-    \"Authorization: Bearer $TOKEN\" askgate URL`)";
+/// `http://<Host>` when the `Host` header is a plain host (and port): it is echoed to the
+/// client, so nothing else is.
+fn host_base(headers: &axum::http::HeaderMap) -> Option<String> {
+    let host = headers.get(axum::http::header::HOST)?.to_str().ok()?;
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']');
+    (!host.is_empty() && host.len() <= 255 && host.chars().all(plain))
+        .then(|| format!("http://{host}"))
+}
+
+/// What a client that tried OAuth is told: the header to send, and the `claude mcp add`
+/// command that configures it for the server at `base`. The header is single-quoted so the
+/// client keeps `${ASKGATE_AGENT_TOKEN}` and expands it from its environment when it starts:
+/// no token is written into its configuration.
+pub fn no_oauth(base: Option<&str>) -> String {
+    let url = base.map_or_else(
+        || "URL".to_string(),
+        |base| format!("{base}{}", super::PATH),
+    );
+    format!(
+        "askgate needs an agent token, not OAuth: give the MCP server the header \
+         `Authorization: Bearer <agent token>` (`claude mcp add --transport http askgate {url} \
+         --header 'Authorization: Bearer ${{ASKGATE_AGENT_TOKEN}}'`, or `askgate connect \
+         claude-code`)"
+    )
+}
 
 /// 404 for a session the caller did not open, worded as rmcp words an unknown one.
 fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
 
-/// 401 with the bearer challenge (RFC 6750). askgate publishes no OAuth metadata: its tokens
-/// come from its configuration, so the challenge names no `resource_metadata`.
-fn unauthorized(message: &str) -> Response {
+/// 401 with the bearer challenge (RFC 6750). With `identity.issuers` configured, askgate is
+/// an OAuth protected resource: the challenge names its metadata (RFC 9728
+/// `resource_metadata`) and the scopes a token needs, so a client can fetch a token from the
+/// IdP; without, its tokens come from its configuration and the challenge names neither.
+fn unauthorized(message: &str, resource: Option<&ProtectedResource>) -> Response {
     let mut response = refused(StatusCode::UNAUTHORIZED, message);
-    let challenge = format!(
-        "Bearer realm=\"askgate\", error=\"invalid_token\", error_description=\"{}\"",
-        message.replace('"', "'")
-    );
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    } else {
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"askgate\""),
-        );
+    let mut challenge = "Bearer realm=\"askgate\"".to_string();
+    if let Some(url) = resource.and_then(ProtectedResource::metadata_url) {
+        challenge.push_str(&format!(", resource_metadata=\"{url}\""));
     }
+    if let Some(resource) = resource.filter(|resource| !resource.scopes.is_empty()) {
+        challenge.push_str(&format!(", scope=\"{}\"", resource.scopes.join(" ")));
+    }
+    let described = format!(
+        "{challenge}, error=\"invalid_token\", error_description=\"{}\"",
+        message.replace(['"', '\\'], "'")
+    );
+    let value = HeaderValue::from_str(&described)
+        .or_else(|_| HeaderValue::from_str(&challenge))
+        .unwrap_or_else(|_| HeaderValue::from_static("Bearer realm=\"askgate\""));
     response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, value);
+    response
+}
+
+/// `GET /.well-known/oauth-protected-resource[/mcp]`: askgate's RFC 9728 metadata when
+/// `identity.issuers` is configured, else 404 (askgate takes only its configured tokens).
+pub async fn protected_resource(State(state): State<Pipeline>) -> Response {
+    match state.inner().callers.resource() {
+        Some(resource) => Json(resource.document()).into_response(),
+        None => refused(
+            StatusCode::NOT_FOUND,
+            "askgate is not an OAuth protected resource here: no identity.issuers are configured",
+        ),
+    }
 }
 
 fn refused(status: StatusCode, message: &str) -> Response {

@@ -19,10 +19,12 @@ use super::outcome;
 use super::request::CallRequest;
 use super::schema::{DESIGN, PROJECTS};
 use super::session::McpSession;
+use crate::server::approving::next_approval;
 use crate::server::config::mcp::McpSettings;
 use crate::server::gateway::{FrontDoor, Handled, Pipeline};
 use crate::server::metrics::LinkStep;
-use crate::store::approvals::{ApprovalStatus, ApprovalView};
+use crate::store::approvals::{ApprovalStatus, ApprovalView, ClientWait};
+use crate::store::attestations::{AttestedCall, Found};
 
 /// What a `tools/call` needs beside the service: the held-call quota and the approval links.
 pub struct Front<'a> {
@@ -59,12 +61,34 @@ impl Front<'_> {
         }
         let tool_use_id = tool_use_id(context.meta);
         let inner = self.state.inner();
-        let attestation = tool_use_id.as_deref().and_then(|id| {
-            let now = inner.clock.now();
-            inner.attestations.take(&session.caller.principal, id, now)
-        });
-        session.attest(attestation, self.settings.require_attestation);
         let input = Value::Object(request.arguments.unwrap_or_default());
+        let found = match tool_use_id.as_deref() {
+            Some(id) => {
+                let call = AttestedCall {
+                    tool: &tool,
+                    input_digest: crate::call::digest::call_digest(&tool, &input),
+                    server_names: &self.settings.server_names,
+                };
+                let now = inner.clock.now();
+                let taken = inner
+                    .attestations
+                    .take(&session.caller.principal, id, &call, now)
+                    .await;
+                match taken {
+                    Ok(found) => found,
+                    // Fail closed: the call is not decided on facts askgate could not read.
+                    Err(error) => {
+                        return outcome::error(&format!(
+                            "askgate refused this call: {}",
+                            crate::server::error::ApiError::Store(error).public_message()
+                        ))
+                        .into()
+                    }
+                }
+            }
+            None => Found::Missing,
+        };
+        session.attest(found, self.settings.require_attestation);
         let prepared = self
             .state
             .prepare(session.key.clone(), session.facts.clone(), &tool, input)
@@ -77,9 +101,21 @@ impl Front<'_> {
         prepared.waits_for = Some(self.settings.approval_wait);
         prepared.front_door = Some(FrontDoor::Mcp);
         let decision_id = prepared.decision_id.clone();
-        match self.state.handle_held_open(&session.caller, prepared).await {
+        // A client that takes the approval's link gets `input_required` and comes back with a
+        // retry: until then nobody waits, and an approved call waits for it (A16).
+        let client = if offers_link(context) {
+            ClientWait::NotYet
+        } else {
+            ClientWait::Waiting
+        };
+        match self
+            .state
+            .handle_for(&session.caller, prepared, client)
+            .await
+        {
             Err(error) => outcome::error(&format!(
-                "askgate refused this call: {error} (decision {decision_id})"
+                "askgate refused this call: {} (decision {decision_id})",
+                error.public_message()
             ))
             .into(),
             Ok(Handled::Allowed { result, .. }) => outcome::upstream(result).into(),
@@ -88,10 +124,19 @@ impl Front<'_> {
                 outcome::not_approved(&approval, &decision_id, None).into()
             }
             Ok(Handled::Asked { approval, .. }) => {
-                if let Some(offer) =
-                    self.offer_link(&session, &approval, &decision_id, &digest, context)
-                {
-                    return offer;
+                if client == ClientWait::NotYet {
+                    if let Some(offer) = self.offer_link(&session, &approval, &decision_id, &digest)
+                    {
+                        return offer;
+                    }
+                    // No link could be sealed: this request holds the call itself.
+                    let now = self.state.inner().clock.now();
+                    let _ = self
+                        .state
+                        .inner()
+                        .approvals
+                        .client_back(&approval.id, now)
+                        .await;
                 }
                 self.hold(&session, &approval, &decision_id, context)
                     .await
@@ -101,24 +146,14 @@ impl Front<'_> {
     }
 
     /// A 2026-07-28 client that declared URL elicitation is sent the approval's page and a
-    /// sealed state to retry with; any other client's call is held at once.
+    /// sealed state to retry with (`None`: no state could be sealed).
     fn offer_link(
         &self,
         session: &McpSession,
         approval: &ApprovalView,
         decision_id: &str,
         digest: &[u8; 32],
-        context: &CallRequest<'_>,
     ) -> Option<CallToolResponse> {
-        let stateless = context.meta.protocol_version().is_some();
-        let takes_urls = context
-            .meta
-            .client_capabilities()
-            .and_then(|capabilities| capabilities.elicitation)
-            .is_some_and(|elicitation| elicitation.url.is_some());
-        if !(stateless && takes_urls) {
-            return None;
-        }
         let now = self.state.inner().clock.now();
         let left = (approval.expires_at - now).max(time::Duration::ZERO);
         let state = LinkState {
@@ -149,27 +184,35 @@ impl Front<'_> {
         // not read under the links' lock).
         let expiry = |_: &str| Some(now + inner.approval_ttl);
         let principal = &session.caller.principal;
-        let state = match self.links.redeem(sealed, principal, digest, now, expiry) {
-            Ok(state) => state,
+        // Held (open) until this retry is answered, however it ends (P2).
+        let redeemed = match self.links.redeem(sealed, principal, digest, now, expiry) {
+            Ok(redeemed) => redeemed,
             Err(error) => {
                 inner.metrics.approval_link(LinkStep::Refused);
                 return outcome::error(&format!("askgate refused this retry: {error}"));
             }
         };
+        let state = &redeemed.state;
         inner.metrics.approval_link(LinkStep::Redeemed);
         let owner = inner.approvals.owner(&state.approval, now).await;
         let owned = owner.ok().flatten().as_deref() == Some(principal.as_str());
-        let view = inner.approvals.view(&state.approval, now).await;
-        let (true, Ok(view)) = (owned, view) else {
-            return outcome::error(&format!(
-                "askgate refused this retry: approval `{}` is not known for this caller",
-                state.approval
-            ));
+        if !owned {
+            return unknown_to(&state.approval);
+        }
+        // The client is back: from now on a call waits for the result, and an approval
+        // approved before it came starts its run (A16).
+        let view = inner.approvals.client_back(&state.approval, now).await;
+        let Ok(view) = view else {
+            return unknown_to(&state.approval);
         };
         match view.status {
             // Approved and still running when the retry came: held until its result is there,
             // like a call held from the start (the run's deadline bounds the wait).
             ApprovalStatus::Pending | ApprovalStatus::Running => {
+                self.hold(session, &view, &state.decision, context).await
+            }
+            // Approved as a consent card, and the call moved on to its next approval (A2).
+            ApprovalStatus::Completed if next_approval(view.result.as_ref()).is_some() => {
                 self.hold(session, &view, &state.decision, context).await
             }
             // Ended — or refused while the refusal is still being logged (its note is stored
@@ -208,11 +251,29 @@ impl Front<'_> {
             notices: context.notices,
             progress: context.meta.get_progress_token(),
             cancelled: context.cancelled.clone(),
-            url: approval_url(&session.base_url, &approval.id),
+            base_url: session.base_url.clone(),
         }
         .result()
         .await
     }
+}
+
+/// A 2026-07-28 request whose client declared URL elicitation: its ask answers
+/// `input_required` with the approval's link, and its retry is the call that is held.
+fn offers_link(context: &CallRequest<'_>) -> bool {
+    let stateless = context.meta.protocol_version().is_some();
+    let takes_urls = context
+        .meta
+        .client_capabilities()
+        .and_then(|capabilities| capabilities.elicitation)
+        .is_some_and(|elicitation| elicitation.url.is_some());
+    stateless && takes_urls
+}
+
+fn unknown_to(approval: &str) -> CallToolResult {
+    outcome::error(&format!(
+        "askgate refused this retry: approval `{approval}` is not known for this caller"
+    ))
 }
 
 /// The approval's page in the console, as the approver reaches it.

@@ -4,18 +4,22 @@
 //! form-mode elicitation: the agent's own client can answer those (Claude Code's `Elicitation`
 //! hook), so such an answer is not a human approval. The approval itself is only ever decided
 //! through the approvals API. When the call stops waiting first (the wait ends, the client
-//! cancels or goes away) its approval is withdrawn: nobody would receive the result.
+//! cancels or goes away) its approval is withdrawn: nobody would receive the result. When
+//! approving a consent card hands the call on to its next approval, the call waits on that.
 
 use std::time::Duration;
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use tokio_util::sync::CancellationToken;
 
+use super::call::approval_url;
 use super::outcome;
 use super::request::Notices;
+use crate::server::approving::{next_approval, WAIT_MARGIN};
+use crate::server::error::ApiError;
 use crate::server::gateway::Pipeline;
 use crate::store::approvals::{ApprovalStatus, ApprovalView};
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ContentBlock};
 
 /// How long a call an approver already started may still take after the wait ends.
 const RUNNING_GRACE: Duration = Duration::from_secs(60);
@@ -29,11 +33,12 @@ pub struct Hold<'a> {
     pub notices: Notices<'a>,
     pub progress: Option<ProgressToken>,
     pub cancelled: CancellationToken,
-    /// The approval's page in the console, named in progress and in the result.
-    pub url: String,
+    /// Where the console is reached (`<base_url>/console/approvals/{id}` is an approval's page,
+    /// named in progress and in the result).
+    pub base_url: String,
 }
 
-/// Withdraws the approval if the held call is dropped before it settles.
+/// Withdraws the approval the call waits on if the held call is dropped before it settles.
 struct Unsettled {
     state: Pipeline,
     id: String,
@@ -63,36 +68,83 @@ impl Hold<'_> {
             self.point_at_approval().await;
             std::future::pending().await
         };
-        let view = tokio::select! {
-            view = self.wait() => view,
+        let followed = tokio::select! {
+            followed = self.follow(&mut unsettled) => followed,
             never = elicitation => never,
         };
-        let view = match view {
-            Ok(view) => self.settle(view).await,
-            Err(error) => Err(error),
-        };
         unsettled.armed = false;
-        match view {
-            Ok(view) => outcome::settled(&view, self.decision_id, &self.url),
-            Err(error) => outcome::error(&format!("askgate lost the approval: {error}")),
+        match followed {
+            Ok((view, before)) => {
+                let url = approval_url(&self.base_url, &view.id);
+                let mut out = outcome::settled(&view, self.decision_id, &url);
+                if let Some(first) = before {
+                    out.content.push(ContentBlock::text(format!(
+                        "askgate: before it, `{}` approved approval `{}`, which connected \
+                         Claude Design for this account",
+                        first.approved_by.as_deref().unwrap_or("an approver"),
+                        first.id
+                    )));
+                }
+                out
+            }
+            Err(error) => outcome::error(&format!(
+                "askgate lost the approval: {}",
+                error.public_message()
+            )),
         }
+    }
+
+    /// Waits on the approval, and on the approval its call moves to when approving a consent
+    /// card hands it on (A2); returns the last one settled, and the consent approval before it.
+    async fn follow(
+        &self,
+        unsettled: &mut Unsettled,
+    ) -> Result<(ApprovalView, Option<ApprovalView>), ApiError> {
+        let mut current = self.approval.clone();
+        let mut before = None;
+        loop {
+            let view = self.wait(&current).await?;
+            let view = self.settle(&current, view).await?;
+            let next = (view.status == ApprovalStatus::Completed)
+                .then(|| next_approval(view.result.as_ref()))
+                .flatten();
+            let Some(next) = next else {
+                return Ok((view, before));
+            };
+            let now = self.state.inner().clock.now();
+            current = self.state.inner().approvals.view(next, now).await?;
+            unsettled.id = current.id.clone();
+            before = Some(view);
+        }
+    }
+
+    /// When the wait on `approval` ends: `mcp.approval_wait_seconds` from now, and before the
+    /// approval would expire (A12: a wait that ends withdraws it, so its status says the call
+    /// stopped waiting, not that nobody answered in time).
+    fn deadline(&self, approval: &ApprovalView) -> tokio::time::Instant {
+        let now = self.state.inner().clock.now();
+        let life = Duration::try_from(approval.expires_at - now)
+            .unwrap_or_default()
+            .saturating_sub(WAIT_MARGIN);
+        tokio::time::Instant::now() + self.settings.approval_wait.min(life)
     }
 
     /// Waits in slices so progress can be reported between them; gives up at the deadline
     /// (plus a grace for a call already running) or when the client cancels.
-    async fn wait(&self) -> Result<ApprovalView, crate::server::error::ApiError> {
-        let deadline = tokio::time::Instant::now() + self.settings.approval_wait;
+    async fn wait(&self, approval: &ApprovalView) -> Result<ApprovalView, ApiError> {
+        let deadline = self.deadline(approval);
+        let id = &approval.id;
         let mut reported = 0u32;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             let slice = left.min(self.settings.progress_every);
-            let view = self.wait_slice(slice).await?;
+            let view = self.wait_slice(id, slice).await?;
             match view.status {
                 ApprovalStatus::Pending | ApprovalStatus::Running if !left.is_zero() => {}
-                ApprovalStatus::Running => return self.wait_slice(RUNNING_GRACE).await,
+                ApprovalStatus::Running => return self.wait_slice(id, RUNNING_GRACE).await,
                 // Refused, its record still being logged: the note comes with the end.
                 ApprovalStatus::Refused if view.result.is_none() => {
-                    return self.wait_slice(RUNNING_GRACE).await
+                    return self.wait_slice(id, RUNNING_GRACE).await
                 }
                 _ => return Ok(view),
             }
@@ -100,7 +152,7 @@ impl Hold<'_> {
                 return Ok(view);
             }
             reported += 1;
-            self.report(reported).await;
+            self.report(approval, reported).await;
         }
     }
 
@@ -108,15 +160,16 @@ impl Hold<'_> {
     /// approver got there first, their answer is followed as a running call is.
     async fn settle(
         &self,
+        approval: &ApprovalView,
         view: ApprovalView,
-    ) -> Result<ApprovalView, crate::server::error::ApiError> {
+    ) -> Result<ApprovalView, ApiError> {
         if view.status != ApprovalStatus::Pending {
             return Ok(view);
         }
         let why = self.why_withdrawn(self.cancelled.is_cancelled());
-        match self.state.withdraw(&self.approval.id, &why).await {
-            Err(crate::server::error::ApiError::ApprovalClosed { .. }) => {
-                self.wait_slice(RUNNING_GRACE).await
+        match self.state.withdraw(&approval.id, &why).await {
+            Err(ApiError::ApprovalClosed { .. }) => {
+                self.wait_slice(&approval.id, RUNNING_GRACE).await
             }
             answer => answer,
         }
@@ -137,26 +190,24 @@ impl Hold<'_> {
         )
     }
 
-    async fn wait_slice(
-        &self,
-        slice: Duration,
-    ) -> Result<ApprovalView, crate::server::error::ApiError> {
+    async fn wait_slice(&self, id: &str, slice: Duration) -> Result<ApprovalView, ApiError> {
         let inner = self.state.inner();
         let clock = inner.clock.clone();
         tokio::select! {
-            view = inner.approvals.wait(&self.approval.id, slice, move || clock.now()) => Ok(view?),
-            () = self.cancelled.cancelled() => Ok(inner.approvals.view(&self.approval.id, inner.clock.now()).await?),
+            view = inner.approvals.wait(id, slice, move || clock.now()) => Ok(view?),
+            () = self.cancelled.cancelled() => Ok(inner.approvals.view(id, inner.clock.now()).await?),
         }
     }
 
-    async fn report(&self, reported: u32) {
+    async fn report(&self, approval: &ApprovalView, reported: u32) {
         let Some(token) = self.progress.clone() else {
             return;
         };
         let progress =
             ProgressNotificationParam::new(token, f64::from(reported)).with_message(format!(
                 "waiting for an approver to decide approval `{}` at {}",
-                self.approval.id, self.url
+                approval.id,
+                approval_url(&self.base_url, &approval.id)
             ));
         self.notices.progress(progress).await;
     }
@@ -170,7 +221,7 @@ impl Hold<'_> {
             return;
         };
         let id = &self.approval.id;
-        let Ok(url) = url::Url::parse(&self.url) else {
+        let Ok(url) = url::Url::parse(&approval_url(&self.base_url, id)) else {
             return;
         };
         let message = format!(

@@ -59,17 +59,22 @@ pub struct Entry {
 const STREAM_BOUND: usize = 16;
 
 pub async fn entry(State(entry): State<Entry>, request: Request) -> Response {
-    if !entry.takes(request.method(), request.headers()) {
-        return entry.to_full(request).await;
-    }
+    // Every body is read here within `http.max_body_bytes` and `http.body_read_timeout_ms`, as
+    // on every other route (P3): an unfinished body gets the JSON 408 and its connection
+    // closes, whichever path would serve it.
+    let mut limits = crate::server::body::limits_of(&request);
+    limits.max_bytes = limits.max_bytes.min(entry.max_body_bytes);
+    let takes = entry.takes(request.method(), request.headers());
     let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, entry.max_body_bytes).await {
+    let bytes = match crate::server::body::read_within(body, limits).await {
         Ok(bytes) => bytes,
-        Err(error) => {
-            let message = format!("Bad Request: the body could not be read ({error})");
-            return (StatusCode::BAD_REQUEST, message).into_response();
-        }
+        Err(error) => return error.into_response(),
     };
+    if !takes {
+        return entry
+            .to_full(Request::from_parts(parts, Body::from(bytes)))
+            .await;
+    }
     match lean_call(&parts.headers, &bytes) {
         Some((id, meta, params)) => {
             let metrics = &entry.front.state.inner().metrics;

@@ -1,7 +1,9 @@
 //! server::mcp::outcome: what a `tools/call` answers, as an MCP tool result — the executor's
 //! upstream result as it is (caps and notices already applied), or an `isError` result that
 //! names why: a deny (reason, determining policies, decision id), bad input (the field), a
-//! refused, expired or withdrawn approval, or a failure on the way. Never a JSON-RPC error.
+//! refused, expired or withdrawn approval, an approved call that failed (the approval's own
+//! result and error kind, and whether the call ran), or a failure on the way. Never a
+//! JSON-RPC error.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{json, Value};
@@ -59,7 +61,10 @@ pub fn refused_input(error: &ApiError) -> CallToolResult {
             "invalid input `{}`: {} (nothing was decided or run)",
             call.field, call.message
         )),
-        other => self::error(&format!("askgate could not take this call: {other}")),
+        other => self::error(&format!(
+            "askgate could not take this call: {}",
+            other.public_message()
+        )),
     }
 }
 
@@ -82,34 +87,132 @@ pub fn settled(view: &ApprovalView, decision_id: &str, url: &str) -> CallToolRes
     out
 }
 
-/// The approval ended without running the call (`url`: its page, when the caller knows it).
+/// The approval ended without a result for the call (`url`: its page, when the caller knows
+/// it): refused, expired or withdrawn (it never ran), still running when the wait ended, or
+/// approved and failed — then the approval's own result says why, with its error kind, and
+/// whether the call ran: "it did not run" only when it did not.
 pub fn not_approved(view: &ApprovalView, decision_id: &str, url: Option<&str>) -> CallToolResult {
-    let why = match view.status {
-        ApprovalStatus::Refused => "an approver refused it",
-        ApprovalStatus::Expired => "it expired before an approver answered",
-        ApprovalStatus::Withdrawn => {
-            "no approver answered while the call waited, so askgate withdrew the approval and \
-             it will never run; make the call again to ask again"
-        }
-        ApprovalStatus::Running => {
-            "an approver approved it as the wait ended; it is running, and its result is the \
-             approval's"
-        }
-        _ => "askgate lost track of it",
-    };
-    let said = approver_said(view);
     let at = url.map(|url| format!(" at {url}")).unwrap_or_default();
-    let mut out = error(&format!(
-        "askgate held this call for approval `{}`{at} ({}), and it did not run: {why}{said} \
-         (decision {decision_id})",
+    let head = format!(
+        "askgate held this call for approval `{}`{at} ({})",
         view.id,
         view.status.as_str()
-    ));
-    out.structured_content = Some(json!({
-        "decision": "ask", "approval_id": view.id, "status": view.status,
-        "decision_id": decision_id
-    }));
+    );
+    let failure = Failure::of(view);
+    let text = match view.status {
+        ApprovalStatus::Failed => failure.sentence(view),
+        status => format!("{}{}", unrun(status), approver_said(view)),
+    };
+    let mut out = error(&format!("{head}, {text} (decision {decision_id})"));
+    let structured = if view.status == ApprovalStatus::Failed {
+        json!({
+            "decision": "ask", "approval_id": view.id, "status": view.status,
+            "decision_id": decision_id, "error": failure.kind, "ran": failure.ran.as_str(),
+            "result": failure.text
+        })
+    } else {
+        json!({
+            "decision": "ask", "approval_id": view.id, "status": view.status,
+            "decision_id": decision_id
+        })
+    };
+    out.structured_content = Some(structured);
     out
+}
+
+/// Why an approval that is not failed (and not completed) has no result for the call.
+fn unrun(status: ApprovalStatus) -> &'static str {
+    match status {
+        ApprovalStatus::Refused => "and it did not run: an approver refused it",
+        ApprovalStatus::Expired => "and it did not run: it expired before an approver answered",
+        ApprovalStatus::Withdrawn => {
+            "and it did not run: no approver answered while the call waited, so askgate \
+             withdrew the approval and it will never run; make the call again to ask again"
+        }
+        ApprovalStatus::Running => {
+            "and an approver approved it as the wait ended: it is still running, and askgate \
+             stopped waiting for it; its result will be on the approval's page, so read it there \
+             before making the call again"
+        }
+        ApprovalStatus::Pending => "and it has not run: nobody answered yet",
+        ApprovalStatus::Completed | ApprovalStatus::Failed => "and it ended",
+    }
+}
+
+/// Whether an approved call that failed reached the upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ran {
+    /// It ran and the upstream (or its follow-up) answered with an error.
+    Yes,
+    /// It never left askgate: decided again and refused, or a step before the call failed.
+    No,
+    /// The run deadline passed: it may or may not have reached the upstream.
+    Unknown,
+}
+
+impl Ran {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Yes => "yes",
+            Self::No => "no",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+/// A failed approval's result as the agent reads it: its error kind, its text, and whether the
+/// call ran (from the kind: the steps that fail before the call goes upstream are known).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub kind: String,
+    pub text: String,
+    pub ran: Ran,
+}
+
+impl Failure {
+    pub fn of(view: &ApprovalView) -> Failure {
+        let result = view.result.as_ref();
+        let kind = result
+            .and_then(|result| result.get("error"))
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string();
+        let text = result
+            .and_then(|result| result.get("content"))
+            .and_then(Value::as_array)
+            .map(|blocks| {
+                let texts: Vec<&str> = blocks
+                    .iter()
+                    .filter_map(|block| block.get("text").and_then(Value::as_str))
+                    .collect();
+                texts.join(" ")
+            })
+            .filter(|text| !text.is_empty())
+            .unwrap_or_else(|| "the approval recorded no reason".to_string());
+        let ran = match kind.as_str() {
+            // Decided again at approval and refused; or the consent POST, or the state
+            // recorded before the call, failed: nothing of the call went upstream.
+            "denied_at_approval" | "approval_mismatch" | "consent" | "store" => Ran::No,
+            "deadline" | "unknown" => Ran::Unknown,
+            _ => Ran::Yes,
+        };
+        Failure { kind, text, ran }
+    }
+
+    fn sentence(&self, view: &ApprovalView) -> String {
+        let by = view.approved_by.as_deref().unwrap_or("an approver");
+        let (kind, text) = (&self.kind, &self.text);
+        match self.ran {
+            Ran::Yes => {
+                format!("`{by}` approved it and it ran, but it failed (error `{kind}`): {text}")
+            }
+            Ran::No => format!("`{by}` approved it, but it did not run (error `{kind}`): {text}"),
+            Ran::Unknown => format!(
+                "`{by}` approved it, but its run did not finish (error `{kind}`): {text}; \
+                 check before making the call again"
+            ),
+        }
+    }
 }
 
 /// A refusal's words (who refused, their note) as the agent should read them.
@@ -127,4 +230,53 @@ fn approver_said(view: &ApprovalView) -> String {
 
 pub fn error(text: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+    use super::*;
+
+    fn failed(kind: &str, text: &str) -> ApprovalView {
+        let view = json!({
+            "id": "ap_1", "status": "failed", "requested_by": "agent", "session_id": "s",
+            "summary": {"tool": "ClaudeDesign", "operation": "delete_files", "project_id": "p1",
+                        "targets": ["a.html"], "plan_writes": [], "plan_deletes": [], "writes": true},
+            "card": {"kind": "batch", "tool": "ClaudeDesign", "operation": "delete_files",
+                     "project_id": "p1", "targets": ["a.html"], "message": "m", "scope": "s", "also": []},
+            "created_at": "2026-12-04T10:00:00Z", "expires_at": "2026-12-04T10:05:00Z",
+            "approved_by": "alice",
+            "result": {"content": [{"type": "text", "text": text}], "isError": true, "error": kind}
+        });
+        serde_json::from_value(view).unwrap()
+    }
+
+    fn text_of(result: &CallToolResult) -> String {
+        serde_json::to_value(result).unwrap()["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// A1 / P6: "it did not run" only when it did not; a run past its deadline may have
+    /// reached the upstream; every failure carries the approval's own words and kind.
+    #[test]
+    fn a1_p6_a_failed_approval_says_whether_the_call_ran_with_its_reason() {
+        let cases = [
+            ("upstream", "HTTP 404 gone", "`alice` approved it and it ran, but it failed (error `upstream`): HTTP 404 gone"),
+            ("denied_at_approval", "now denied: frozen", "`alice` approved it, but it did not run (error `denied_at_approval`): now denied: frozen"),
+            ("deadline", "the call may or may not have reached the upstream", "`alice` approved it, but its run did not finish (error `deadline`): the call may or may not have reached the upstream; check before making the call again"),
+        ];
+        for (kind, said, expected) in cases {
+            let text = text_of(&not_approved(
+                &failed(kind, said),
+                "d1",
+                Some("http://h/console/approvals/ap_1"),
+            ));
+            assert!(text.contains(expected), "{text}");
+            assert!(!text.contains("lost track"), "{text}");
+            assert!(text.starts_with("askgate held this call for approval `ap_1` at http://h/console/approvals/ap_1 (failed), "), "{text}");
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! server::mcp::session: who an MCP request is from and the session facts it is decided with.
 //! The principal comes from the bearer token; `agent`, `mode`, `interactive` and
-//! `permission_hook` from that caller's configuration (`callers[].session`). Plans are kept
+//! `permission_hook` from that caller's configuration (`callers[].session`), beside what the
+//! caller may claim (`Caller::stating`). Plans are kept
 //! per (principal, MCP session): the session id is the `Mcp-Session-Id` of a 2025-11-25
 //! session that this principal opened (the auth layer refuses any other, N3); a 2026-07-28
 //! request has no protocol session and is never filed under a header's id: its plans are the
@@ -13,10 +14,10 @@ use axum::http::request::Parts;
 use rmcp::model::RequestMetaObject;
 
 use super::auth::{McpCaller, SESSION_HEADER};
-use crate::facts::{self, Session};
-use crate::server::attest::Attestation;
+use crate::facts::Session;
 use crate::server::caller::Caller;
 use crate::state::SessionKey;
+use crate::store::attestations::Found;
 
 pub struct McpSession {
     pub caller: Caller,
@@ -37,7 +38,7 @@ impl McpSession {
             session_id(parts, &caller, stateless),
         );
         let defaults = caller.defaults;
-        let facts = Session {
+        let facts = caller.stating(Session {
             agent: defaults.agent,
             agent_id: None,
             mode: defaults.mode,
@@ -46,7 +47,7 @@ impl McpSession {
             bypass_available: defaults.bypass_available
                 || defaults.mode == crate::facts::Mode::BypassPermissions,
             ..Session::default()
-        };
+        });
         let base_url = public_url.map_or_else(|| request_base(parts), str::to_string);
         Some(Self {
             caller,
@@ -73,21 +74,20 @@ fn session_id(parts: &Parts, caller: &Caller, stateless: bool) -> String {
 }
 
 impl McpSession {
-    /// Decides the call with what the client's hook attested, if it did: the attested agent,
-    /// permission mode and session (plans are kept per real client session, under an id in
-    /// askgate's own namespace, `mcp-attested:`); otherwise the configured facts stand and the
-    /// call is `unattested`. `required` is `mcp.require_attestation`, which the policies read.
-    pub fn attest(&mut self, attestation: Option<Attestation>, required: bool) {
+    /// Decides the call with what the client's hook attested for it, if it did: the attested
+    /// agent, permission mode and session (plans are kept per real client session, under an
+    /// id in askgate's own namespace, `mcp-attested:`); otherwise the configured facts stand
+    /// and the call is `unattested`, `mismatched` or `foreign` (`store::attestations::Found`).
+    /// `required` is `mcp.require_attestation`, which the policies read.
+    pub fn attest(&mut self, found: Found, required: bool) {
         self.facts.attestation_required = required;
-        match attestation {
-            Some(attestation) => {
-                self.key = SessionKey::new(
-                    self.caller.principal.clone(),
-                    format!("{ATTESTED_PREFIX}{}", attestation.session_id),
-                );
-                self.facts = attestation.facts(&self.facts);
-            }
-            None => self.facts.attestation = facts::Attestation::Unattested,
+        self.facts.attestation = found.fact();
+        if let Found::Matching(attestation) = found {
+            self.key = SessionKey::new(
+                self.caller.principal.clone(),
+                format!("{ATTESTED_PREFIX}{}", attestation.session_id),
+            );
+            self.facts = attestation.facts(&self.facts);
         }
     }
 }

@@ -1,13 +1,15 @@
 //! server::present::card: one approval rendered for a person — exactly what its JSON card says
 //! (kind, scope sentence, message, paths with writes and deletes apart, the server-verified
-//! project identity with its URL as text), who asks, from which session and tool call, and the
-//! time left. Every untrusted string goes through [`shown`].
+//! project identity with its URL as text), who asks — main agent or subagent, in which
+//! permission mode, attested or not — from which session and tool call, whether a client
+//! waits for the result, and the time left. Every untrusted string goes through [`shown`].
 
 use maud::{html, Markup};
 use time::OffsetDateTime;
 
-use super::shown::{needs_care, shown, shown_prose};
+use super::shown::{needs_care, shown, shown_prose, visible_text};
 use crate::authz::{Approval, ApprovalKind};
+use crate::facts::AgentKind;
 use crate::store::approvals::{ApprovalStatus, ApprovalView};
 
 /// What the approver is asked to give, in words.
@@ -34,6 +36,50 @@ pub fn time_left(expires_at: OffsetDateTime, now: OffsetDateTime) -> String {
     }
 }
 
+/// Who asked, as the call's session facts said (A17): `subagent a3e2…, permission mode
+/// default, attested by the client's hook`. The parts are the JSON's, so the CLI (which reads
+/// the JSON) says it in the same words; `agent_id` is untrusted and made visible.
+pub fn asked_as(agent: &str, agent_id: Option<&str>, mode: &str, attestation: &str) -> String {
+    let who = match (agent, agent_id) {
+        ("subagent", Some(id)) => format!("subagent {}", visible_text(id)),
+        ("subagent", None) => "a subagent".to_string(),
+        _ => "the main agent".to_string(),
+    };
+    let facts = match attestation {
+        "attested" => "attested by the client's hook",
+        "unattested" => "not attested: the caller's configured facts",
+        "mismatched" => {
+            "not attested (the hook attested another call): the caller's configured facts"
+        }
+        "foreign" => {
+            "not attested (the hook posted with another token): the caller's configured facts"
+        }
+        _ => "as the caller stated them",
+    };
+    format!("{who}, permission mode {}, {facts}", visible_text(mode))
+}
+
+/// [`asked_as`] of an approval.
+pub fn asked_as_of(view: &ApprovalView) -> String {
+    let asked = &view.asked_as;
+    let agent = match asked.agent {
+        AgentKind::Main => "main",
+        AgentKind::Subagent => "subagent",
+    };
+    asked_as(
+        agent,
+        asked.agent_id.as_deref(),
+        asked.mode.as_str(),
+        asked.attestation.as_str(),
+    )
+}
+
+/// What approving a consent card goes on to do (A2), said on the card: the call is decided
+/// again once connected, and a write asks for its own approval next.
+pub const CONSENT_FOLLOWS: &str = "Approving connects Claude Design for this account, then \
+    decides this call again: if it needs its own approval (a write asks for the project write \
+    grant), that card comes next for the same call, which keeps waiting.";
+
 /// The card body (no forms): the same on the list, the approval's page and in history.
 pub fn card(view: &ApprovalView, now: OffsetDateTime) -> Markup {
     let kind = view.card.kind();
@@ -52,6 +98,8 @@ pub fn card(view: &ApprovalView, now: OffsetDateTime) -> Markup {
             (details(&view.card))
             dl.who {
                 dt { "Agent" } dd { (shown(&view.requested_by)) }
+                dt { "Asked as" } dd.asked-as { (asked_as_of(view)) }
+                dt { "Client" } dd.client data-client=(view.client.as_str()) { (view.client.describe()) }
                 dt { "Session" } dd { (shown(&view.session_id)) }
                 dt { "Tool call" } dd {
                     (shown(&summary.tool)) " " (shown(&summary.operation))
@@ -69,6 +117,7 @@ fn details(card: &Approval) -> Markup {
     match card {
         Approval::Consent { operation, .. } => html! {
             p { "The call that asked: " (shown(operation)) }
+            p.follows { (CONSENT_FOLLOWS) }
         },
         Approval::Grant {
             project_id,

@@ -77,6 +77,14 @@ pub trait ApprovalBook: Send + Sync {
         now: OffsetDateTime,
     ) -> Result<Withdrawal, ApprovalError>;
     async fn requeue_withdrawals(&self, withdrawals: Vec<Withdrawal>, now: OffsetDateTime);
+    /// The asking MCP client came back for the result (its 2026-07-28 retry redeemed the
+    /// approval's link): a client now waits (`ClientWait::Waiting`), and a run that waited for
+    /// it starts its deadline now. Shows the approval as it stands.
+    async fn client_back(
+        &self,
+        id: &str,
+        now: OffsetDateTime,
+    ) -> Result<ApprovalView, ApprovalError>;
     /// Puts a claimed approval back to pending, its call with it.
     async fn release(&self, claim: Claim, now: OffsetDateTime);
     /// Ends a claimed approval with `status`; false when it had already ended.
@@ -241,6 +249,14 @@ impl ApprovalBook for ApprovalStore {
 
     async fn requeue_withdrawals(&self, withdrawals: Vec<Withdrawal>, now: OffsetDateTime) {
         ApprovalStore::requeue_withdrawals(self, withdrawals, now);
+    }
+
+    async fn client_back(
+        &self,
+        id: &str,
+        now: OffsetDateTime,
+    ) -> Result<ApprovalView, ApprovalError> {
+        ApprovalStore::client_back(self, id, now)
     }
 
     async fn release(&self, claim: Claim, now: OffsetDateTime) {

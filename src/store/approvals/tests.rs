@@ -70,6 +70,8 @@ fn view(id: &str, caller: &str, now: OffsetDateTime) -> ApprovalView {
         expires_at: now + TTL,
         approved_by: None,
         result: None,
+        asked_as: Default::default(),
+        client: Default::default(),
     }
 }
 

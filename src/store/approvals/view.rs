@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use crate::authz::CallSummary;
 use crate::authz::{Approval, ApprovalKind};
 use crate::call::{DesignCall, ProjectsCall, WriteSource};
-use crate::facts::Session;
+use crate::facts::{AgentKind, Attestation, Mode, Session};
 
 /// The call an approval will run.
 /// Kept as data by a shared store (tagged by service).
@@ -111,6 +111,76 @@ pub struct ApprovalView {
     pub expires_at: OffsetDateTime,
     pub approved_by: Option<String>,
     pub result: Option<Value>,
+    /// Who asked, as the call's session facts said: main agent or subagent (and which), the
+    /// permission mode, and whether the client's hook attested them (A17).
+    #[serde(default)]
+    pub asked_as: AskedAs,
+    /// Whether a client is waiting for the result (A16).
+    #[serde(default)]
+    pub client: ClientWait,
+}
+
+/// The session facts an approver needs to judge who asks (a subagent's write is not the main
+/// agent's), taken from the call's session when it was held.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskedAs {
+    pub agent: AgentKind,
+    /// The subagent's id, when the client named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    pub mode: Mode,
+    /// `attested` (the client's hook vouched for these facts), `unattested` (the caller's
+    /// configured facts), or `none` (the caller stated them itself: the HTTP API).
+    pub attestation: Attestation,
+}
+
+impl AskedAs {
+    pub fn of(session: &Session) -> AskedAs {
+        AskedAs {
+            agent: session.agent,
+            agent_id: session.agent_id.clone().filter(|id| !id.is_empty()),
+            mode: session.mode,
+            attestation: session.attestation,
+        }
+    }
+}
+
+/// Whether anybody waits for an approval's result (A16).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientWait {
+    /// The caller reads the result from the approvals API when it wants (the HTTP API).
+    #[default]
+    Polls,
+    /// An MCP call is held open for the result.
+    Waiting,
+    /// A 2026-07-28 MCP client was told where to approve and has not come back with its
+    /// retry: the call runs only once it does, so a client that went away is never run for.
+    NotYet,
+}
+
+impl ClientWait {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Polls => "polls",
+            Self::Waiting => "waiting",
+            Self::NotYet => "not_yet",
+        }
+    }
+
+    /// What it means, for a person.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Polls => {
+                "no call is held open: the agent reads the result from the approvals API"
+            }
+            Self::Waiting => "the agent's call is waiting for the answer",
+            Self::NotYet => {
+                "not yet: the agent's MCP client was sent this page and has not come back for \
+                 the result; approved, the call runs only when it does"
+            }
+        }
+    }
 }
 
 impl ApprovalView {

@@ -15,9 +15,9 @@ use tokio_postgres::Row;
 
 use super::fleet::Fleet;
 use crate::store::approvals::{
-    admitted, closed_status, ApprovalBook, ApprovalError, ApprovalLimits, ApprovalStatus,
-    ApprovalView, Claim, CreateError, Held, Now, Page, PendingCall, Sweep, ToLog, Withdrawal,
-    OVERDUE_GRACE,
+    admitted, closed_status, is_approval_id, ApprovalBook, ApprovalError, ApprovalLimits,
+    ApprovalStatus, ApprovalView, Claim, CreateError, Held, Now, Page, PendingCall, Sweep, ToLog,
+    Withdrawal, OVERDUE_GRACE,
 };
 use crate::store::StoreError;
 
@@ -75,7 +75,7 @@ impl PgApprovals {
                 },
                 Err(error) => self.store(error),
             },
-            Ok(None) => ApprovalError::Unknown(id.to_string()),
+            Ok(None) => ApprovalError::unknown(id),
             Err(error) => self.store(error),
         }
     }
@@ -113,6 +113,7 @@ impl PgApprovals {
             decision_id: row.get("decision_id"),
             card: view.card,
             call,
+            client: view.client,
         })
     }
 
@@ -306,13 +307,19 @@ impl ApprovalBook for PgApprovals {
     }
 
     async fn view(&self, id: &str, now: OffsetDateTime) -> Result<ApprovalView, ApprovalError> {
+        if !is_approval_id(id) {
+            return Err(ApprovalError::unknown(id));
+        }
         match self.row(id).await.map_err(|e| self.store(e))? {
             Some(row) => view_of(&row, now).map_err(|e| self.store(e)),
-            None => Err(ApprovalError::Unknown(id.to_string())),
+            None => Err(ApprovalError::unknown(id)),
         }
     }
 
     async fn owner(&self, id: &str, _now: OffsetDateTime) -> Result<Option<String>, ApprovalError> {
+        if !is_approval_id(id) {
+            return Err(ApprovalError::unknown(id));
+        }
         let client = self.fleet.client().await.map_err(|e| self.store(e))?;
         let row = self
             .fleet
@@ -392,6 +399,9 @@ impl ApprovalBook for PgApprovals {
         approver: &str,
         now: OffsetDateTime,
     ) -> Result<Claim, ApprovalError> {
+        if !is_approval_id(id) {
+            return Err(ApprovalError::unknown(id));
+        }
         self.take_pending(id, ApprovalStatus::Running, approver, now)
             .await
     }
@@ -402,6 +412,9 @@ impl ApprovalBook for PgApprovals {
         refuser: &str,
         now: OffsetDateTime,
     ) -> Result<Claim, ApprovalError> {
+        if !is_approval_id(id) {
+            return Err(ApprovalError::unknown(id));
+        }
         self.take_pending(id, ApprovalStatus::Refused, refuser, now)
             .await
     }
@@ -412,6 +425,9 @@ impl ApprovalBook for PgApprovals {
         why: &str,
         now: OffsetDateTime,
     ) -> Result<Withdrawal, ApprovalError> {
+        if !is_approval_id(id) {
+            return Err(ApprovalError::unknown(id));
+        }
         let result = crate::executor::result::error_json("withdrawn", why);
         let sql = announced(
             "UPDATE approvals SET status = 'withdrawn', open = false, call = NULL, result = $2, \
@@ -438,6 +454,23 @@ impl ApprovalBook for PgApprovals {
             .map(|w| (w.id, format!("withdrawn:{}", w.why)))
             .collect();
         self.requeue(rows).await;
+    }
+
+    async fn client_back(
+        &self,
+        id: &str,
+        now: OffsetDateTime,
+    ) -> Result<ApprovalView, ApprovalError> {
+        let sql = announced(
+            "UPDATE approvals SET view = jsonb_set(view, '{client}', '\"waiting\"'), \
+             started_at = CASE WHEN status = 'running' AND open THEN $2 ELSE started_at END \
+             WHERE id = $1 AND view->>'client' = 'not_yet'",
+            "id",
+        );
+        self.changed(&sql, &[&id, &now])
+            .await
+            .map_err(|e| self.store(e))?;
+        ApprovalBook::view(self, id, now).await
     }
 
     async fn release(&self, claim: Claim, _now: OffsetDateTime) {
@@ -489,6 +522,9 @@ impl ApprovalBook for PgApprovals {
         timeout: Duration,
         now: Now<'_>,
     ) -> Result<ApprovalView, ApprovalError> {
+        if !is_approval_id(id) {
+            return Err(ApprovalError::unknown(id));
+        }
         let deadline = tokio::time::Instant::now() + timeout;
         let watch = self.fleet.watch(id);
         loop {

@@ -41,6 +41,9 @@ struct Lease {
 
 pub struct Fleet {
     pool: Pool,
+    /// This process's token in `replicas.instance`: only the process holding a replica id's
+    /// lease renews it (P8).
+    instance: String,
     config: tokio_postgres::Config,
     /// The store as logs and errors name it (never its password).
     pub store: String,
@@ -52,7 +55,13 @@ pub struct Fleet {
     pub applied: AtomicI64,
     /// Wakes the account's catch-up (a notification, a reconnect, a beat behind the store).
     pub account_changed: Notify,
+    /// The fleet's keys for sealing MCP `requestState`, newest first (at most two: the current
+    /// and the one before it, so a state sealed just before a rotation still opens).
+    link_keys: arc_swap::ArcSwap<Vec<Vec<u8>>>,
 }
+
+/// How often the fleet's `requestState` key is replaced (by the store's clock).
+pub const LINK_KEY_ROTATION: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// One wait on an approval's changes; the entry goes with its last watcher.
 pub struct Watch<'a> {
@@ -98,6 +107,7 @@ impl Fleet {
             .map_err(|error| OpenError::Url(format!("{store}: {error}")))?;
         Ok(Self {
             pool,
+            instance: uuid::Uuid::new_v4().simple().to_string(),
             config,
             store,
             options,
@@ -106,6 +116,7 @@ impl Fleet {
             stop: CancellationToken::new(),
             applied: AtomicI64::new(0),
             account_changed: Notify::new(),
+            link_keys: arc_swap::ArcSwap::from_pointee(Vec::new()),
         })
     }
 
@@ -216,7 +227,7 @@ impl Fleet {
         let applied = self.applied.load(Ordering::SeqCst);
         let beaten = async {
             let client = self.client().await?;
-            self.timed(client.query_one(
+            self.timed(client.query_opt(
                 "WITH latest AS (SELECT coalesce(max(seq), 0) AS seq FROM account_events), \
                  beat AS (INSERT INTO replicas (id, applied, lease_until) \
                    SELECT $1, $2, CASE WHEN $2 >= latest.seq \
@@ -224,14 +235,26 @@ impl Fleet {
                    ON CONFLICT (id) DO UPDATE SET applied = EXCLUDED.applied, \
                      lease_until = CASE WHEN EXCLUDED.lease_until > now() \
                        THEN EXCLUDED.lease_until ELSE replicas.lease_until END \
+                   WHERE replicas.instance = $4 \
                    RETURNING 1) \
                  SELECT $2::bigint >= latest.seq FROM latest, beat",
-                &[&self.options.replica, &applied, &lease_ms],
+                &[&self.options.replica, &applied, &lease_ms, &self.instance],
             ))
             .await
         };
         match beaten.await {
-            Ok(row) if row.get::<_, bool>(0) => {
+            Ok(None) => {
+                // Another process holds this replica id now: stop deciding (P8).
+                let cause = format!(
+                    "another live replica holds the replica id `{}`: this replica stopped deciding (give each replica its own --replica-id)",
+                    self.options.replica
+                );
+                tracing::error!(replica = %self.options.replica, "{cause}");
+                let mut lease = self.lease_locked();
+                lease.valid_until = None;
+                lease.cause = Some(cause);
+            }
+            Ok(Some(row)) if row.get::<_, bool>(0) => {
                 let margin = self.options.lease / 5;
                 let mut lease = self.lease_locked();
                 let renewed = sent + self.options.lease - margin;
@@ -242,7 +265,7 @@ impl Fleet {
                     lease.cause = None;
                 }
             }
-            Ok(_) => self.account_changed.notify_one(),
+            Ok(Some(_)) => self.account_changed.notify_one(),
             Err(error) => self.lease_locked().cause = Some(cause_text(&error)),
         }
     }
@@ -252,8 +275,8 @@ impl Fleet {
         self.applied.fetch_max(seq, Ordering::SeqCst);
         let client = self.client().await?;
         self.timed(client.execute(
-            "UPDATE replicas SET applied = GREATEST(applied, $2) WHERE id = $1",
-            &[&self.options.replica, &seq],
+            "UPDATE replicas SET applied = GREATEST(applied, $2) WHERE id = $1 AND instance = $3",
+            &[&self.options.replica, &seq, &self.instance],
         ))
         .await
         .map(|_| ())
@@ -289,6 +312,95 @@ impl Fleet {
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+    }
+
+    /// Takes this replica's id for this process (P8): the row is ours when it is new, lapsed,
+    /// or already ours. While another process holds a live lease on the id, it waits (up to a
+    /// lease and its margin: a crashed predecessor's lease lapses in that time) and then
+    /// refuses, naming the id.
+    pub async fn claim_id(&self) -> Result<(), StoreError> {
+        let lease_ms = i64::try_from(self.options.lease.as_millis()).unwrap_or(i64::MAX);
+        let deadline = Instant::now() + self.options.lease + self.options.lease / 5;
+        loop {
+            let client = self.client().await?;
+            let claimed = self
+                .timed(client.query_opt(
+                    "INSERT INTO replicas (id, applied, lease_until, instance) \
+                     VALUES ($1, 0, now() + $2::bigint * interval '1 millisecond', $3) \
+                     ON CONFLICT (id) DO UPDATE SET instance = EXCLUDED.instance, \
+                       lease_until = EXCLUDED.lease_until \
+                     WHERE replicas.lease_until <= now() OR replicas.instance = EXCLUDED.instance \
+                     RETURNING 1",
+                    &[&self.options.replica, &lease_ms, &self.instance],
+                ))
+                .await?;
+            drop(client);
+            if claimed.is_some() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(StoreError::Refused {
+                    store: self.store.clone(),
+                    cause: format!(
+                        "another live replica holds the replica id `{}` (its lease is being renewed): give each replica its own --replica-id",
+                        self.options.replica
+                    ),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Gives the id's lease up at a graceful stop, so a restart need not wait for it to lapse.
+    pub async fn release_id(&self) {
+        if let Ok(client) = self.client().await {
+            let _ = self
+                .timed(client.execute(
+                    "UPDATE replicas SET lease_until = now() WHERE id = $1 AND instance = $2",
+                    &[&self.options.replica, &self.instance],
+                ))
+                .await;
+        }
+    }
+
+    /// The keys sealing MCP `requestState` in this fleet, newest first (empty before the first
+    /// [`Fleet::refresh_link_keys`]).
+    pub fn link_keys(&self) -> Arc<Vec<Vec<u8>>> {
+        self.link_keys.load_full()
+    }
+
+    /// Makes sure the key of the current rotation period exists (the first replica to ask
+    /// creates it; the period is the store's clock over [`LINK_KEY_ROTATION`]), forgets keys
+    /// three periods old, and takes the two newest (issue 32 §3: any replica opens a state
+    /// another sealed, and a rotation breaks no live state).
+    pub async fn refresh_link_keys(&self) -> Result<(), StoreError> {
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret).map_err(|error| self.unavailable(error))?;
+        let period = i64::try_from(LINK_KEY_ROTATION.as_secs()).unwrap_or(i64::MAX);
+        let client = self.client().await?;
+        self.timed(client.execute(
+            "INSERT INTO fleet_secrets (name, secret) \
+             SELECT 'request_state/' || floor(extract(epoch FROM now()) / $2::bigint)::bigint, $1 \
+             ON CONFLICT (name) DO NOTHING",
+            &[&secret.as_slice(), &period],
+        ))
+        .await?;
+        self.timed(client.execute(
+            "DELETE FROM fleet_secrets WHERE name LIKE 'request_state/%' \
+             AND created_at < now() - 3 * $1::bigint * interval '1 second'",
+            &[&period],
+        ))
+        .await?;
+        let rows = self
+            .timed(client.query(
+                "SELECT secret FROM fleet_secrets WHERE name LIKE 'request_state/%' \
+                 ORDER BY created_at DESC, name DESC LIMIT 2",
+                &[],
+            ))
+            .await?;
+        let keys: Vec<Vec<u8>> = rows.iter().map(|row| row.get(0)).collect();
+        self.link_keys.store(Arc::new(keys));
+        Ok(())
     }
 
     /// The first heartbeat and listener at start: waits (up to a lease) until both are up.
@@ -330,8 +442,15 @@ pub fn start(fleet: &Arc<Fleet>) {
     tokio::spawn(async move {
         let stop = beating.stop.clone();
         let every = beating.options.lease / 5;
+        let mut keys_refreshed = Instant::now();
         loop {
             beating.beat().await;
+            if keys_refreshed.elapsed() >= Duration::from_secs(60) {
+                keys_refreshed = Instant::now();
+                if let Err(error) = beating.refresh_link_keys().await {
+                    tracing::warn!(%error, "the fleet's requestState keys were not refreshed");
+                }
+            }
             tokio::select! {
                 () = tokio::time::sleep(every) => {}
                 () = stop.cancelled() => break,

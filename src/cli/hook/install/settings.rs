@@ -1,6 +1,7 @@
 //! cli::hook::install::settings: askgate's `PreToolUse` entry in a Claude Code settings file —
 //! the guarded shell command, merging it into what the file already holds (every other key,
-//! event and hook kept in place, askgate's earlier entries replaced), and writing the file
+//! event and hook kept in place, askgate's earlier entries replaced and the tools they matched
+//! kept in the new matcher), and writing the file
 //! whole (a temporary file renamed over it). Must not write a token, nor a file it could not
 //! read as settings.
 
@@ -30,6 +31,10 @@ pub struct Merged {
     pub settings: Value,
     /// An askgate entry was there before (and is replaced).
     pub replaced: bool,
+    /// The matcher written: the entry's tools and every askgate tool an earlier entry matched.
+    pub matcher: String,
+    /// The tools kept from earlier entries that this run did not name (A5).
+    pub kept: Vec<String>,
 }
 
 impl HookEntry {
@@ -45,9 +50,14 @@ impl HookEntry {
     }
 
     /// The matcher group, as Claude Code reads it.
+    #[cfg(test)]
     pub fn group(&self) -> Value {
+        self.group_matching(&self.matcher)
+    }
+
+    fn group_matching(&self, matcher: &str) -> Value {
         json!({
-            "matcher": self.matcher,
+            "matcher": matcher,
             "hooks": [{
                 "type": "command",
                 "command": self.command(),
@@ -94,7 +104,9 @@ fn settings_problem(path: &str, problem: String) -> InstallError {
 }
 
 /// `settings` with askgate's hooks taken out of every `PreToolUse` group (a group left
-/// empty goes) and the entry's group appended.
+/// empty goes) and the entry's group appended. The tools an earlier askgate entry matched are
+/// merged into the new matcher (A5): installing for the built-in tools after installing for
+/// the MCP tools (or the other way round) keeps both.
 pub fn merge(mut settings: Value, entry: &HookEntry) -> Result<Merged, String> {
     let root = settings
         .as_object_mut()
@@ -110,17 +122,62 @@ pub fn merge(mut settings: Value, entry: &HookEntry) -> Result<Merged, String> {
         .as_array_mut()
         .ok_or("has a `hooks.PreToolUse` that is not an array")?;
     let mut replaced = false;
+    let mut earlier: Vec<String> = Vec::new();
     groups.retain_mut(|group| {
+        let matcher = group
+            .get("matcher")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
             return true;
         };
         let count = handlers.len();
         handlers.retain(|handler| !is_askgate_hook(handler));
-        replaced |= handlers.len() < count;
+        if handlers.len() < count {
+            replaced = true;
+            earlier.extend(matcher.iter().flat_map(|matcher| askgate_tools(matcher)));
+        }
         !(handlers.is_empty() && count > 0)
     });
-    groups.push(entry.group());
-    Ok(Merged { settings, replaced })
+    let mut tools: Vec<String> = entry.matcher.split('|').map(str::to_string).collect();
+    let mut kept = Vec::new();
+    for tool in earlier {
+        if !tools.contains(&tool) {
+            tools.push(tool.clone());
+            kept.push(tool);
+        }
+    }
+    let matcher = tools.join("|");
+    groups.push(entry.group_matching(&matcher));
+    Ok(Merged {
+        settings,
+        replaced,
+        matcher,
+        kept,
+    })
+}
+
+/// The names in a matcher that are askgate's tools: `ClaudeDesign`, `Projects`, or the MCP
+/// tools of a server (`mcp__NAME__ClaudeDesign`); anything else (`*`, a regex) is not kept.
+fn askgate_tools(matcher: &str) -> Vec<String> {
+    let name_ok = |name: &str| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    matcher
+        .split('|')
+        .filter(|tool| {
+            let tool_name = |name: &str| matches!(name, "ClaudeDesign" | "Projects");
+            tool_name(tool)
+                || tool
+                    .strip_prefix("mcp__")
+                    .and_then(|rest| rest.rsplit_once("__"))
+                    .is_some_and(|(server, name)| name_ok(server) && tool_name(name))
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 /// A command hook running `… hook claude-code …`: this entry, or one written by hand.
@@ -239,6 +296,36 @@ mod tests {
         assert_eq!(
             merged.settings["hooks"]["PreToolUse"],
             json!([{"matcher": "*", "hooks": [mine]}, entry().group()])
+        );
+    }
+
+    /// A5: agents.md's two commands in its order — first with `--mcp-server askgate`, then
+    /// without — keep the MCP tools, and the other order adds them.
+    #[test]
+    fn a5_installing_twice_merges_the_matchers() {
+        let mcp = "ClaudeDesign|Projects|mcp__askgate__ClaudeDesign|mcp__askgate__Projects";
+        let mut with_mcp = entry();
+        with_mcp.matcher = mcp.to_string();
+        let once = merge(json!({}), &with_mcp).unwrap().settings;
+        let twice = merge(once, &entry()).unwrap();
+        assert!(twice.replaced);
+        assert_eq!(twice.matcher, mcp);
+        assert_eq!(
+            twice.kept,
+            ["mcp__askgate__ClaudeDesign", "mcp__askgate__Projects"]
+        );
+        let groups = twice.settings["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(groups.len(), 1, "{groups:?}");
+        assert_eq!(groups[0]["matcher"], mcp);
+        let back = merge(twice.settings.clone(), &with_mcp).unwrap();
+        assert_eq!(back.matcher, mcp);
+        assert!(back.kept.is_empty());
+        // A hand-written `*` group is not widened into the entry.
+        let star = json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": "askgate hook claude-code"}]}]}});
+        assert_eq!(
+            merge(star, &entry()).unwrap().matcher,
+            "ClaudeDesign|Projects"
         );
     }
 

@@ -122,7 +122,7 @@ fn union_properties() -> Map<String, Value> {
 fn union_property(uses: &[(&StaticOperation, &ArgumentKey)]) -> Value {
     let mut shapes: Vec<(Value, Vec<&str>)> = Vec::new();
     for (operation, key) in uses {
-        let shape = key_schema(key.kind);
+        let shape = key_schema(key);
         match shapes.iter_mut().find(|(known, _)| *known == shape) {
             Some((_, operations)) => operations.push(operation.name),
             None => shapes.push((shape, vec![operation.name])),
@@ -152,8 +152,14 @@ fn with_description(mut shape: Value, description: String) -> Value {
     shape
 }
 
-fn key_schema(kind: ArgumentKind) -> Value {
-    match kind {
+/// The published shape of one argument key: exactly what validation accepts (A4). A project
+/// id is checked as a non-empty string for every operation (`call::project_id`), whatever its
+/// key's general kind.
+fn key_schema(key: &ArgumentKey) -> Value {
+    if key.name == "project_id" {
+        return json!({"type": "string", "minLength": 1, "maxLength": crate::paths::MAX_PROJECT_ID});
+    }
+    match key.kind {
         ArgumentKind::Scalar { max_bytes } => {
             json!({"type": ["string", "boolean", "number"], "maxLength": max_bytes})
         }
@@ -199,6 +205,9 @@ mod tests {
                 );
             }
         }
+        // A4: a project id is published as the string validation accepts, never a number.
+        assert_eq!(arguments["project_id"]["type"], "string");
+        assert_eq!(arguments["project_id"]["minLength"], 1);
         // `scope` means two things: both shapes are kept, nested.
         assert_eq!(
             arguments["scope"]["anyOf"].as_array().map(Vec::len),

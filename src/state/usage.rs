@@ -1,0 +1,273 @@
+//! state::usage: what a caller has done lately (issue 36 §2), counted here and given to its
+//! next decision as [`UsageFacts`] (`context.caller.usage…`, so policies set limits on them;
+//! all zero for a caller that did nothing and in every record written before the counts
+//! existed). Per principal: calls, writes, deleted paths and asks in sliding windows of a
+//! minute (60 one-second buckets), an hour (60 one-minute buckets) and a day (24 one-hour
+//! buckets), and the last calls' shapes for "identical in the last minute". Bounded: at most [`MAX_PRINCIPALS`] principals (the one
+//! idle longest is forgotten first) and [`RECENT`] shapes each. One process's counts: a fleet's
+//! replicas each count their own calls (docs/operators.md). Reads no clock: time is passed in.
+
+use std::collections::VecDeque;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+
+use dashmap::DashMap;
+use serde::{Deserialize, Serialize};
+
+/// One principal's recent usage, before the call being decided (it is not counted yet).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UsageFacts {
+    /// Calls decided for this principal in the last 60 s, hour, day (any outcome).
+    pub calls_minute: i64,
+    pub calls_hour: i64,
+    pub calls_day: i64,
+    /// Calls that write (not read-only) in the last hour and day.
+    pub writes_hour: i64,
+    pub writes_day: i64,
+    /// Paths deleted by calls in the last day (`delete_files` targets, `project_delete`).
+    pub deletes_day: i64,
+    /// Calls that asked a human in the last hour.
+    pub asks_hour: i64,
+    /// Calls identical to this one (the same tool, operation and arguments) in the last 60 s.
+    pub identical_minute: i64,
+}
+
+impl UsageFacts {
+    pub fn is_zero(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// Principals counted at once.
+pub const MAX_PRINCIPALS: usize = 100_000;
+/// Call shapes remembered per principal for `identical_minute`.
+pub const RECENT: usize = 64;
+
+/// One counter in buckets of `width` seconds; `slots` buckets make its window.
+#[derive(Debug, Clone)]
+struct Window<const SLOTS: usize> {
+    width: i64,
+    /// `(bucket number, count)` per slot.
+    slots: [(i64, i64); SLOTS],
+}
+
+impl<const SLOTS: usize> Window<SLOTS> {
+    fn new(width: i64) -> Self {
+        Self {
+            width,
+            slots: [(i64::MIN, 0); SLOTS],
+        }
+    }
+
+    fn add(&mut self, now: i64, amount: i64) {
+        let bucket = now.div_euclid(self.width);
+        let index = usize::try_from(bucket.rem_euclid(SLOTS as i64)).unwrap_or(0);
+        let Some(slot) = self.slots.get_mut(index) else {
+            return;
+        };
+        if slot.0 != bucket {
+            *slot = (bucket, 0);
+        }
+        slot.1 = slot.1.saturating_add(amount);
+    }
+
+    /// The total of the buckets within the window ending at `now`.
+    fn total(&self, now: i64) -> i64 {
+        let bucket = now.div_euclid(self.width);
+        let oldest = bucket - (SLOTS as i64 - 1);
+        self.slots
+            .iter()
+            .filter(|(number, _)| (oldest..=bucket).contains(number))
+            .map(|(_, count)| count)
+            .sum()
+    }
+}
+
+/// Minute, hour and day windows of one counter.
+#[derive(Debug, Clone)]
+struct Windows {
+    minute: Window<60>,
+    hour: Window<60>,
+    day: Window<24>,
+}
+
+impl Windows {
+    fn new() -> Self {
+        Self {
+            minute: Window::new(1),
+            hour: Window::new(60),
+            day: Window::new(3_600),
+        }
+    }
+
+    fn add(&mut self, now: i64, amount: i64) {
+        if amount == 0 {
+            return;
+        }
+        self.minute.add(now, amount);
+        self.hour.add(now, amount);
+        self.day.add(now, amount);
+    }
+}
+
+#[derive(Debug)]
+struct Counts {
+    calls: Windows,
+    writes: Windows,
+    deletes: Windows,
+    asks: Windows,
+    /// `(second, shape)` of the last calls, newest last.
+    recent: VecDeque<(i64, u64)>,
+    last_seen: i64,
+}
+
+/// What one decided call adds to its principal's counts.
+#[derive(Debug, Clone, Copy)]
+pub struct Counted {
+    pub writes: bool,
+    pub deleted_paths: i64,
+    pub asked: bool,
+    /// [`shape`] of the call.
+    pub shape: u64,
+}
+
+/// The shape of a call for "identical": a digest of the whole call as askgate keeps it (tool,
+/// operation and every argument), e.g. its JSON.
+pub fn shape(call: &[u8]) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    call.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Every principal's counts.
+#[derive(Debug, Default)]
+pub struct Usage {
+    by_principal: DashMap<String, Mutex<Counts>>,
+}
+
+impl Usage {
+    /// `principal`'s usage at `now` (unix seconds), for a call of `shape`.
+    pub fn facts(&self, principal: &str, shape: u64, now: i64) -> UsageFacts {
+        let Some(entry) = self.by_principal.get(principal) else {
+            return UsageFacts::default();
+        };
+        let Ok(counts) = entry.lock() else {
+            return UsageFacts::default();
+        };
+        let identical = counts
+            .recent
+            .iter()
+            .filter(|(second, seen)| *seen == shape && now - second < 60)
+            .count();
+        UsageFacts {
+            calls_minute: counts.calls.minute.total(now),
+            calls_hour: counts.calls.hour.total(now),
+            calls_day: counts.calls.day.total(now),
+            writes_hour: counts.writes.hour.total(now),
+            writes_day: counts.writes.day.total(now),
+            deletes_day: counts.deletes.day.total(now),
+            asks_hour: counts.asks.hour.total(now),
+            identical_minute: i64::try_from(identical).unwrap_or(i64::MAX),
+        }
+    }
+
+    /// Counts one decided call of `principal` at `now`.
+    pub fn count(&self, principal: &str, call: Counted, now: i64) {
+        if !self.by_principal.contains_key(principal) && self.by_principal.len() >= MAX_PRINCIPALS {
+            self.forget_idlest();
+        }
+        let entry = self
+            .by_principal
+            .entry(principal.to_string())
+            .or_insert_with(|| {
+                Mutex::new(Counts {
+                    calls: Windows::new(),
+                    writes: Windows::new(),
+                    deletes: Windows::new(),
+                    asks: Windows::new(),
+                    recent: VecDeque::with_capacity(RECENT),
+                    last_seen: now,
+                })
+            });
+        let Ok(mut counts) = entry.lock() else {
+            return;
+        };
+        counts.calls.add(now, 1);
+        counts.writes.add(now, i64::from(call.writes));
+        counts.deletes.add(now, call.deleted_paths);
+        counts.asks.add(now, i64::from(call.asked));
+        if counts.recent.len() == RECENT {
+            counts.recent.pop_front();
+        }
+        counts.recent.push_back((now, call.shape));
+        counts.last_seen = now;
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_principal.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_principal.is_empty()
+    }
+
+    fn forget_idlest(&self) {
+        let idlest = self
+            .by_principal
+            .iter()
+            .filter_map(|entry| {
+                let seen = entry.value().lock().ok()?.last_seen;
+                Some((seen, entry.key().clone()))
+            })
+            .min();
+        if let Some((_, principal)) = idlest {
+            self.by_principal.remove(&principal);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(writes: bool, deleted: i64, asked: bool, shape: u64) -> Counted {
+        Counted {
+            writes,
+            deleted_paths: deleted,
+            asked,
+            shape,
+        }
+    }
+
+    #[test]
+    fn windows_slide_minute_hour_and_day() {
+        let usage = Usage::default();
+        let start = 1_800_000_000;
+        usage.count("a", call(true, 2, false, 1), start);
+        usage.count("a", call(false, 0, true, 1), start + 30);
+        let now = usage.facts("a", 1, start + 40);
+        assert_eq!((now.calls_minute, now.calls_hour, now.calls_day), (2, 2, 2));
+        assert_eq!((now.writes_hour, now.deletes_day, now.asks_hour), (1, 2, 1));
+        assert_eq!(now.identical_minute, 2);
+        assert_eq!(usage.facts("a", 2, start + 40).identical_minute, 0);
+        let later = usage.facts("a", 1, start + 75);
+        assert_eq!((later.calls_minute, later.calls_hour), (1, 2));
+        assert_eq!(later.identical_minute, 1);
+        let next_day = usage.facts("a", 1, start + 2 * 86_400);
+        assert!(next_day.is_zero(), "{next_day:?}");
+        assert!(usage.facts("b", 1, start).is_zero());
+    }
+
+    #[test]
+    fn the_recent_shapes_are_bounded() {
+        let usage = Usage::default();
+        for second in 0..200 {
+            usage.count("a", call(false, 0, false, 7), 1_000 + second / 10);
+        }
+        assert_eq!(
+            usage.facts("a", 7, 1_020).identical_minute,
+            i64::try_from(RECENT).unwrap()
+        );
+    }
+}

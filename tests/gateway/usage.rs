@@ -1,0 +1,119 @@
+//! Usage as facts, limits as policy (issue 36 §2), end to end over HTTP: each decided call of
+//! a principal is counted, the counts are facts of its next decision
+//! (`context.caller.usage…`), and an admin's rules set limits — a per-minute call cap and a
+//! circuit breaker on identical calls — that deny with their own reason. Other principals are
+//! not affected, and the decision record carries the counts it was decided on.
+
+use serde_json::json;
+
+use super::harness::{main_session, Gateway, Reply};
+
+const BUSY: &str = "busy-agent-token-0123456789abcdef0123456789";
+const QUIET: &str = "quiet-agent-token-0123456789abcdef0123456789";
+const APPROVER: &str = "usage-approver-token-0123456789abcdef01234567";
+
+async fn start(rule: &str, logs: &std::path::Path) -> (Gateway, tempfile::TempDir) {
+    let managed = tempfile::tempdir().unwrap();
+    std::fs::write(managed.path().join("limits.cedar"), rule).unwrap();
+    let dir = managed.path().to_path_buf();
+    let logs = logs.to_path_buf();
+    let gateway = Gateway::start_with(|raw| {
+        raw.callers = Some(
+            serde_json::from_value(json!([
+                {"token": BUSY, "role": "agent", "principal": "busy"},
+                {"token": QUIET, "role": "agent", "principal": "quiet"},
+                {"token": APPROVER, "role": "approver", "principal": "approver"},
+            ]))
+            .unwrap(),
+        );
+        raw.policies = Some(vec![dir]);
+        raw.log_dir = Some(logs);
+    })
+    .await;
+    let consent = gateway
+        .post("/v1/design/consent", Some(APPROVER), None)
+        .await;
+    assert_eq!(consent.status, 200, "{}", consent.body);
+    (gateway, managed)
+}
+
+async fn read(gateway: &Gateway, token: &str, path: &str) -> Reply {
+    let body = json!({"session": main_session("s-usage"),
+                      "input": {"operation": "read_file",
+                                "arguments": {"project_id": "p1", "path": path}}});
+    gateway
+        .post("/v1/design/call", Some(token), Some(body))
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_per_minute_call_cap_written_as_policy_denies_the_fourth_call_of_one_principal() {
+    let logs = tempfile::tempdir().unwrap();
+    let (gateway, _managed) = start(
+        r#"@id("org.three-calls-a-minute")
+@reason("at most 3 calls a minute per agent: wait a minute")
+forbid (principal, action in Action::"ClaudeDesign", resource) when { context.caller.usage.calls_minute >= 3 };
+"#,
+        logs.path(),
+    )
+    .await;
+    for index in 0..3 {
+        let reply = read(&gateway, BUSY, &format!("page-{index}.html")).await;
+        assert_ne!(reply.status, 403, "call {index}: {}", reply.body);
+    }
+    let fourth = read(&gateway, BUSY, "page-3.html").await;
+    assert_eq!(fourth.status, 403, "{}", fourth.body);
+    assert_eq!(
+        fourth.policies(),
+        vec!["org.three-calls-a-minute".to_string()]
+    );
+    assert!(
+        fourth.body["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("at most 3 calls a minute"),
+        "{}",
+        fourth.body
+    );
+    // Another principal has its own counts.
+    let quiet = read(&gateway, QUIET, "page-0.html").await;
+    assert_ne!(quiet.status, 403, "{}", quiet.body);
+    // A minute later the window has slid past the first calls.
+    gateway.clock.advance(time::Duration::seconds(61));
+    let later = read(&gateway, BUSY, "page-4.html").await;
+    assert_ne!(later.status, 403, "{}", later.body);
+
+    let logged: String = std::fs::read_dir(logs.path())
+        .unwrap()
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default())
+        .collect();
+    assert!(
+        logged.contains(r#""calls_minute":3"#),
+        "the deny's record carries the counts it was decided on"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_circuit_breaker_on_identical_calls_stops_a_loop_but_not_new_work() {
+    let logs = tempfile::tempdir().unwrap();
+    let (gateway, _managed) = start(
+        r#"@id("org.identical-call-breaker")
+@reason("the same call 3 times within a minute looks like a loop: stopped")
+forbid (principal, action in Action::"ClaudeDesign", resource) when { context.caller.usage.identical_minute >= 3 };
+"#,
+        logs.path(),
+    )
+    .await;
+    for _ in 0..3 {
+        let reply = read(&gateway, BUSY, "loop.html").await;
+        assert_ne!(reply.status, 403, "{}", reply.body);
+    }
+    let looped = read(&gateway, BUSY, "loop.html").await;
+    assert_eq!(looped.status, 403, "{}", looped.body);
+    assert_eq!(
+        looped.policies(),
+        vec!["org.identical-call-breaker".to_string()]
+    );
+    let other = read(&gateway, BUSY, "other.html").await;
+    assert_ne!(other.status, 403, "{}", other.body);
+}
