@@ -98,10 +98,25 @@ async fn refused_concurrently(service: &Service, count: usize) -> Vec<Reply> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f5_full_disk_creates_no_file_per_refused_call_and_recovers() {
+    full_disk(None).await;
+}
+
+/// P9 (findings/trust-2026-12-04.md): with `log_room_bytes` the file's room is used up, the
+/// next batch's write ends part way, and that partial write was taken for another program's
+/// change of the file's length, so every refused batch left its file for a new one (a file a
+/// second). With room too, the log keeps its one file while the disk is full and recovers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn p9_with_room_a_full_disk_keeps_one_file_and_recovers() {
+    full_disk(Some(64 * 1024)).await;
+}
+
+/// Fills the log's disk under a running service with `room` (`log_room_bytes`), then frees it.
+async fn full_disk(room: Option<u64>) {
     let disk = Tmpfs::mount("512k");
     let logs = disk.path.join("logs");
     let service = Service::start(Setup {
         log_dir: Some(logs.clone()),
+        log_room_bytes: room,
         ..Setup::default()
     })
     .await;

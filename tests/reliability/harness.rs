@@ -160,6 +160,8 @@ pub struct Setup {
     pub log_dir: Option<PathBuf>,
     /// `log_failure` (`refuse` when `None`).
     pub log_failure: Option<String>,
+    /// `log_room_bytes` (none when `None`).
+    pub log_room_bytes: Option<u64>,
 }
 
 impl Service {
@@ -171,6 +173,7 @@ impl Service {
             shadow_policies: Some(setup.shadow_policies),
             log_dir: setup.log_dir,
             log_failure: setup.log_failure,
+            log_room_bytes: setup.log_room_bytes,
             spill_dir: Some(scratch.path().to_path_buf()),
             ..RawConfig::default()
         };

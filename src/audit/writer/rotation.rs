@@ -156,6 +156,13 @@ impl Sink {
         }
     }
 
+    /// Whether the log path still names the open file, whatever its length.
+    fn same_file(&self) -> bool {
+        self.file.is_some()
+            && std::fs::metadata(&self.path)
+                .is_ok_and(|metadata| (metadata.dev(), metadata.ino()) == self.identity)
+    }
+
     /// After a failed write, or one the path no longer names: cuts the file back to its last
     /// committed line (only when nothing but these bytes came after it, so no one else's line is
     /// cut), so a full disk costs no new file per attempt and a file renamed while it was
@@ -163,7 +170,11 @@ impl Sink {
     /// that cannot be cut back, is abandoned: the next move starts a new one, never after a
     /// torn line.
     pub(super) fn take_back(&mut self) {
-        let current = self.still_current().is_ok();
+        // The same file, whatever its length: a failed write (a full disk) leaves it anywhere
+        // between its last committed line and what was written, which the cut below checks.
+        // Asking `still_current` here would, with room, take a partial write for another
+        // program's and leave the file on every failed batch (P9).
+        let current = self.same_file();
         let written = self
             .room
             .length_after(self.size.saturating_add(self.pending));
