@@ -39,6 +39,8 @@ pub enum AnalysisError {
     SolverMissing { path: String, message: String },
     #[error("the SMT solver `cvc5` failed on `{action}`: {message}")]
     Solver { action: String, message: String },
+    #[error("the SMT solver `cvc5` could not settle `{action}` within its limit of {seconds} s a question (unknown)")]
+    Unknown { action: String, seconds: f64 },
     #[error("cannot compile the policies for `{action}` symbolically: {message}")]
     Compile { action: String, message: String },
     #[error("the schema cannot be analyzed: {0}")]

@@ -34,6 +34,9 @@ pub const EXIT_POLICIES: u8 = 3;
 pub const EXIT_IO: u8 = 4;
 /// `replay`: at least one decision changed.
 pub const EXIT_CHANGED: u8 = 5;
+/// `diff`: not proven — an environment could not be settled (and nothing was found that
+/// widens); a CI gate fails on it unless `--accept-unsettled` is given.
+pub const EXIT_NOT_PROVEN: u8 = 6;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -507,7 +507,7 @@ fn i13_question_and_well_formed_guards_never_error() {
         .parse()
         .unwrap();
     let literals = Literals::of(&[&snapshot]);
-    let mut worker = Worker::start().unwrap();
+    let mut worker = Worker::start(askgate::analysis::solver::QUESTION_LIMIT).unwrap();
     let mut checked = 0;
     for environment in environments(&schema).iter() {
         for approvals in [Approvals::None, Approvals::Any] {
@@ -594,4 +594,142 @@ fn i21_a_string_question_the_fast_solver_cannot_answer_is_asked_again() {
         unknowns.lines().count() > 0,
         "the string process was asked and answered unknown"
     );
+}
+
+/// A solver that answers `unknown` to every question (as cvc5 does when its limit a question
+/// runs out), whatever its options.
+fn unknown_solver(root: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = root.join("unknown-solver.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncase \" $* \" in\n  *\" --version \"*) exec cvc5 --version;;\nesac\n\
+         while IFS= read -r line; do\n  case \"$line\" in\n    *'(check-sat)'*) echo unknown;;\n  \
+         esac\ndone\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+/// Issue 38 §1: an environment the solver cannot settle is never passed. With a solver that
+/// answers `unknown`, the widening change of `secrets_rule` is not proven: exit 6, the
+/// environment and its open transitions in the JSON report, the table and on stderr; with
+/// `--accept-unsettled` the same report exits 0.
+#[test]
+fn i38_an_environment_the_solver_cannot_settle_exits_6_not_proven_in_every_format() {
+    ensure_cvc5();
+    let root = tempfile::tempdir().unwrap();
+    let solver = unknown_solver(root.path());
+    let before = policy_dir(
+        root.path(),
+        "before",
+        &[("secrets.cedar", &secrets_rule(true))],
+    );
+    let after = policy_dir(
+        root.path(),
+        "after",
+        &[("secrets.cedar", &secrets_rule(false))],
+    );
+    let (before, after) = (before.to_str().unwrap(), after.to_str().unwrap());
+    let env = [("CVC5", solver.to_str().unwrap())];
+
+    let json = askgate_with(&["diff", before, after, "--format", "json"], &env);
+    assert_eq!(json.code, 6, "{}\n{}", json.stdout, json.stderr);
+    let report: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(report["proven"], false, "{report:#}");
+    let unsettled = report["unsettled"].as_array().unwrap();
+    let targets: Vec<&Value> = unsettled
+        .iter()
+        .filter(|entry| {
+            entry["environment"]
+                .as_str()
+                .unwrap()
+                .contains("write_target")
+        })
+        .collect();
+    assert!(!targets.is_empty(), "{report:#}");
+    for entry in &targets {
+        assert_eq!(entry["why"], "unknown", "{entry}");
+        assert!(entry["reason"]
+            .as_str()
+            .unwrap()
+            .contains("--question-timeout"));
+        let open: Vec<&str> = entry["open"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert!(open.contains(&"deny → allow"), "{open:?}");
+    }
+    assert!(json.stderr.contains("not proven"), "{}", json.stderr);
+
+    let table = askgate_with(&["diff", before, after], &env);
+    assert_eq!(table.code, 6, "{}", table.stdout);
+    assert!(table.stdout.contains("NOT PROVEN"), "{}", table.stdout);
+    assert!(table.stdout.contains("write_target"), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("unsettled environments: "),
+        "{}",
+        table.stdout
+    );
+
+    let accepted = askgate_with(&["diff", before, after, "--accept-unsettled"], &env);
+    assert_eq!(accepted.code, 0, "{}", accepted.stdout);
+    assert!(
+        accepted.stdout.contains("NOT PROVEN"),
+        "{}",
+        accepted.stdout
+    );
+    assert!(accepted.stderr.contains("accepted by --accept-unsettled"));
+}
+
+/// Issue 38 §4: the whole run is bounded. With `--timeout 1` and a solver slower than that,
+/// the environments left when it runs out are reported unsettled (`deadline`), exit 6, and
+/// the run ends near the bound instead of going on.
+#[test]
+fn i38_the_run_bound_reports_what_it_cut_short_as_unsettled() {
+    use std::os::unix::fs::PermissionsExt;
+    ensure_cvc5();
+    let root = tempfile::tempdir().unwrap();
+    let slow = root.path().join("slow-solver.sh");
+    std::fs::write(
+        &slow,
+        "#!/bin/sh\ncase \" $* \" in\n  *\" --version \"*) exec cvc5 --version;;\nesac\n\
+         { while IFS= read -r line; do\n  case \"$line\" in *'(check-sat)'*) sleep 1;; esac\n  \
+         printf '%s\\n' \"$line\"\ndone; } | cvc5 \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let baseline = baseline_without(root.path(), "after", "modes.dont-ask");
+    let before = repo("policies");
+    let started = std::time::Instant::now();
+    let run = askgate_with(
+        &[
+            "diff",
+            before.as_str(),
+            baseline.to_str().unwrap(),
+            "--raw",
+            "--format",
+            "json",
+            "--timeout",
+            "1",
+        ],
+        &[("CVC5", slow.to_str().unwrap())],
+    );
+    let took = started.elapsed();
+    let report: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|_| panic!("exit {}: {}\n{}", run.code, run.stdout, run.stderr));
+    let cut: Vec<&Value> = report["unsettled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry["why"] == "deadline")
+        .collect();
+    assert!(!cut.is_empty(), "{report:#}");
+    assert!(cut[0]["reason"].as_str().unwrap().contains("--timeout"));
+    assert!(run.code == 6 || run.code == 5, "exit {}", run.code);
+    // Far below the minutes the same change takes a question at a time through this solver.
+    assert!(took < std::time::Duration::from_secs(60), "{took:?}");
 }

@@ -7,8 +7,14 @@
 //! under the transition the check shows (one counterexample per transition); a request whose
 //! change no scenario shows is listed apart as a Cedar request only. Either way the request
 //! is blocked and the solver asked again, a bounded number of times.
+//!
+//! Nothing is passed that was not settled (issue 38): an environment whose search ended
+//! before every transition was found or ruled out (the proposals stopped showing anything new,
+//! the solver answered `unknown`, its proposal was no request, the run's time bound ran out)
+//! is `unsettled`, with the transitions left open, and the report says so.
 
 use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
 use cedar_policy::Schema;
 use serde::Serialize;
@@ -63,13 +69,82 @@ pub struct DiffReport {
     pub alike: usize,
     /// Environments whose policies are the same text on both sides (decided alike, not asked).
     pub identical: usize,
-    /// Environments whose search stopped at `MAX_MISSES`.
-    pub exhausted: Vec<String>,
+    /// Environments whose search ended before every transition was found or ruled out.
+    pub unsettled: Vec<Unsettled>,
     /// Questions asked of the solver.
     pub queries: usize,
 }
 
+/// An environment `diff` could not settle: why, and the transitions it could neither find
+/// nor rule out.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unsettled {
+    pub environment: String,
+    pub why: Unsettling,
+    /// What the reason means, in a sentence.
+    pub reason: String,
+    /// The transitions left open (`allow → ask`, ...): a change the policies may make there.
+    pub open: Vec<String>,
+}
+
+/// Why an environment's search ended unsettled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unsettling {
+    /// `MAX_MISSES` proposals in a row showed nothing new.
+    Exhausted,
+    /// The solver answered `unknown` (its limit a question ran out).
+    Unknown,
+    /// The solver's model was not a complete request.
+    Unexpressed,
+    /// The run's time bound ran out first.
+    Deadline,
+}
+
+impl Unsettling {
+    fn reason(self, limits: &Limits) -> String {
+        match self {
+            Self::Exhausted => format!(
+                "the solver's last {MAX_MISSES} proposals were requests no call produces or \
+                 askgate decides alike; the transitions left were never ruled out"
+            ),
+            Self::Unknown => format!(
+                "the solver could not answer within its limit of {} s a question \
+                 (--question-timeout)",
+                limits.question.as_secs_f64()
+            ),
+            Self::Unexpressed => "the solver's proposal was not a complete request".to_string(),
+            Self::Deadline => format!(
+                "the run's time bound of {} s ran out first (--timeout)",
+                limits.run.as_secs_f64()
+            ),
+        }
+    }
+}
+
+/// How long `diff` may spend: a question, and the whole run (checked between questions, so
+/// the run may pass it by at most one question).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub question: Duration,
+    pub run: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            question: Duration::from_secs(20),
+            run: Duration::from_secs(120),
+        }
+    }
+}
+
 impl DiffReport {
+    /// Whether any environment was left unsettled.
+    pub fn unsettled(&self) -> bool {
+        !self.unsettled.is_empty()
+    }
+
     pub fn widens(&self) -> bool {
         self.findings
             .iter()
@@ -96,12 +171,18 @@ struct Searched {
     findings: Vec<Finding>,
     cedar_only: Vec<Finding>,
     alike: usize,
-    exhausted: bool,
+    unsettled: Option<(Unsettling, Vec<String>)>,
     queries: usize,
 }
 
-/// Compares `sides` for every request environment of `schema`, environments in parallel.
-pub fn diff(schema: &Schema, sides: &Sides<'_>) -> Result<DiffReport, AnalysisError> {
+/// Compares `sides` for every request environment of `schema`, environments in parallel,
+/// within `limits`.
+pub fn diff(
+    schema: &Schema,
+    sides: &Sides<'_>,
+    limits: &Limits,
+) -> Result<DiffReport, AnalysisError> {
+    let deadline = Instant::now() + limits.run;
     let all = environments(schema);
     let literals = Literals::of(&[sides.before, sides.after]);
     let changed: Vec<&Environment> = all
@@ -113,8 +194,8 @@ pub fn diff(schema: &Schema, sides: &Sides<'_>) -> Result<DiffReport, AnalysisEr
             texts(sides.before) != texts(sides.after)
         })
         .collect();
-    let searched = each(&changed, |worker, environment| {
-        search(worker, schema, sides, &literals, environment)
+    let searched = each(&changed, limits.question, |worker, environment| {
+        search(worker, schema, sides, &literals, environment, deadline)
     })?;
     let mut report = DiffReport {
         environments: all.len(),
@@ -122,7 +203,7 @@ pub fn diff(schema: &Schema, sides: &Sides<'_>) -> Result<DiffReport, AnalysisEr
         cedar_only: Vec::new(),
         alike: 0,
         identical: all.len() - changed.len(),
-        exhausted: Vec::new(),
+        unsettled: Vec::new(),
         queries: 0,
     };
     for (environment, searched) in changed.iter().zip(searched) {
@@ -130,8 +211,13 @@ pub fn diff(schema: &Schema, sides: &Sides<'_>) -> Result<DiffReport, AnalysisEr
         report.cedar_only.extend(searched.cedar_only);
         report.alike += searched.alike;
         report.queries += searched.queries;
-        if searched.exhausted {
-            report.exhausted.push(environment.label());
+        if let Some((why, open)) = searched.unsettled {
+            report.unsettled.push(Unsettled {
+                environment: environment.label(),
+                why,
+                reason: why.reason(limits),
+                open,
+            });
         }
     }
     Ok(report)
@@ -140,6 +226,20 @@ pub fn diff(schema: &Schema, sides: &Sides<'_>) -> Result<DiffReport, AnalysisEr
 /// A kind of transition: the outcomes before and after (allow 0, ask 1, deny 2), an ask whose
 /// approval kind changed being `(1, 1)`. One finding is reported per transition.
 type Transition = (u8, u8);
+
+/// A transition as the report names it.
+fn transition_label((before, after): Transition) -> String {
+    let name = |outcome: u8| match outcome {
+        0 => "allow",
+        1 => "ask",
+        _ => "deny",
+    };
+    if before == after {
+        format!("{} → {} (another approval)", name(before), name(after))
+    } else {
+        format!("{} → {}", name(before), name(after))
+    }
+}
 
 fn transition((before, after): (Answer, Answer)) -> Transition {
     let outcome = |answer: Answer| match answer {
@@ -191,6 +291,7 @@ fn search(
     sides: &Sides<'_>,
     literals: &Literals,
     environment: &Environment,
+    deadline: Instant,
 ) -> Result<Searched, AnalysisError> {
     let wellformed = wellformed::condition(environment, literals, Approvals::None)?;
     let before = outcome(sides.before, environment);
@@ -200,17 +301,34 @@ fn search(
     let mut misses = 0;
     let mut searched = Searched::default();
     let label = environment.label();
-    while !open.is_empty() && misses < MAX_MISSES {
+    let mut ended = None;
+    while !open.is_empty() {
+        if misses >= MAX_MISSES {
+            ended = Some(Unsettling::Exhausted);
+            break;
+        }
+        if Instant::now() >= deadline {
+            ended = Some(Unsettling::Deadline);
+            break;
+        }
         let body = question(environment, (&wellformed, &before, &after), &open, &blocked);
         let policy = expr::question("analysis.diff", body)?;
         let question = Question::compile(&policy, environment, schema, Expect::Example)?;
         searched.queries += 1;
-        let example = worker.example(&question, &label)?;
+        let example = match worker.example(&question, &label) {
+            Ok(example) => example,
+            Err(AnalysisError::Unknown { .. }) => {
+                ended = Some(Unsettling::Unknown);
+                break;
+            }
+            Err(error) => return Err(error),
+        };
+        // No request shows any open transition: the environment is settled.
         let Some(example) = example else {
             break;
         };
         let Some(request) = RawRequest::of(&example.request) else {
-            searched.exhausted = true;
+            ended = Some(Unsettling::Unexpressed);
             break;
         };
         let progress = examine(&mut searched, &mut open, environment, sides, &request);
@@ -219,7 +337,7 @@ fn search(
         }
         blocked.push(block(&request)?);
     }
-    searched.exhausted |= misses >= MAX_MISSES && !open.is_empty();
+    searched.unsettled = ended.map(|why| (why, open.into_iter().map(transition_label).collect()));
     Ok(searched)
 }
 

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::concrete::RawRequest;
 use super::environments::{environments, reaches, Environment};
 use super::expr::{self, Expr};
-use super::solver::{each, Expect, Question, Worker};
+use super::solver::{each, Expect, Question, Worker, QUESTION_LIMIT};
 use super::wellformed::{self, Approvals, Literals};
 use super::AnalysisError;
 use crate::authz::PolicySnapshot;
@@ -72,7 +72,7 @@ pub fn analyze(schema: &Schema, snapshot: &PolicySnapshot) -> Result<LintReport,
     }
     let mut policies: Vec<&Policy> = snapshot.policies().policies().collect();
     policies.sort_by_key(|policy| policy.id().to_string());
-    let linted = each(&policies, |worker, policy| {
+    let linted = each(&policies, QUESTION_LIMIT, |worker, policy| {
         let reached: Vec<(&Environment, &Expr)> = all
             .iter()
             .enumerate()

@@ -22,8 +22,12 @@ use super::AnalysisError;
 /// cvc5 arguments: the string solver `like` needs on cvc5 1.0.3 (each kind adds its limit).
 const ARGUMENTS: [&str; 3] = ["--lang", "smt", "--strings-exp"];
 
-/// A plain process's limit per question.
-const PLAIN_LIMIT: &str = "--tlimit-per=60000";
+/// A plain process's limit per question, unless the caller sets one (`diff
+/// --question-timeout`): a question not answered within it is `unknown`.
+pub const QUESTION_LIMIT: Duration = Duration::from_secs(60);
+
+/// A `Strings` process's limit per question (or the caller's, when shorter).
+const STRINGS_LIMIT: Duration = Duration::from_secs(10);
 
 /// Added for a question that reads `like`: finite model finding for strings (string lengths
 /// bounded, the bound raised as needed; a bound is a decision, not an assumption, so an
@@ -31,7 +35,7 @@ const PLAIN_LIMIT: &str = "--tlimit-per=60000";
 /// 1.0.3: a satisfiable one 2.2–3.6 s without it, 0.25–0.44 s with it. Without `like` it is
 /// much slower (the wide fixtures took 23–54 s with it), hence two kinds of process. Its limit
 /// is short: a question it cannot answer in time (`unknown`) is asked again of a plain process.
-const STRINGS: [&str; 2] = ["--strings-fmf", "--tlimit-per=10000"];
+const STRINGS: &str = "--strings-fmf";
 
 /// The environment variable naming the solver executable.
 pub const SOLVER_VARIABLE: &str = "CVC5";
@@ -159,18 +163,21 @@ struct Process {
 /// runtime, each started on its first question and replaced after `PROCESS_BUDGET`.
 pub struct Worker {
     runtime: Runtime,
+    /// The plain process's limit per question.
+    limit: Duration,
     plain: Option<Process>,
     strings: Option<Process>,
 }
 
 impl Worker {
-    pub fn start() -> Result<Self, AnalysisError> {
+    pub fn start(limit: Duration) -> Result<Self, AnalysisError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|error| AnalysisError::Runtime(error.to_string()))?;
         Ok(Self {
             runtime,
+            limit,
             plain: None,
             strings: None,
         })
@@ -193,7 +200,7 @@ impl Worker {
                 // The old process is dropped (and killed) before the new one starts.
                 *slot = None;
                 slot.insert(Process {
-                    compiler: spawn(&self.runtime, kind)?,
+                    compiler: spawn(&self.runtime, kind, self.limit)?,
                     busy: Duration::ZERO,
                 })
             }
@@ -220,7 +227,10 @@ impl Worker {
             answer => answer,
         };
         answer.map_err(|unanswered| match unanswered {
-            Unanswered::Unknown => solver_error(label, &SymccError::SolverUnknown),
+            Unanswered::Unknown => AnalysisError::Unknown {
+                action: label.to_string(),
+                seconds: self.limit.as_secs_f64(),
+            },
             Unanswered::Failed(message) => solver_error(label, &message),
         })
     }
@@ -305,7 +315,11 @@ impl From<SymccError> for Unanswered {
 
 /// A solver process of `kind` and the symbolic compiler over it (the process is a child of
 /// the runtime's reactor, killed when the compiler is dropped).
-fn spawn(runtime: &Runtime, kind: Kind) -> Result<CedarSymCompiler<LocalSolver>, AnalysisError> {
+fn spawn(
+    runtime: &Runtime,
+    kind: Kind,
+    limit: Duration,
+) -> Result<CedarSymCompiler<LocalSolver>, AnalysisError> {
     let path = solver_path();
     let missing = |message: String| AnalysisError::SolverMissing {
         path: path.clone(),
@@ -314,10 +328,14 @@ fn spawn(runtime: &Runtime, kind: Kind) -> Result<CedarSymCompiler<LocalSolver>,
     let _entered = runtime.enter();
     let mut command = tokio::process::Command::new(&path);
     command.args(ARGUMENTS).kill_on_drop(true);
-    match kind {
-        Kind::Plain => command.arg(PLAIN_LIMIT),
-        Kind::Strings => command.args(STRINGS),
+    let limit = match kind {
+        Kind::Plain => limit,
+        Kind::Strings => {
+            command.arg(STRINGS);
+            limit.min(STRINGS_LIMIT)
+        }
     };
+    command.arg(format!("--tlimit-per={}", limit.as_millis().max(1)));
     let solver = LocalSolver::from_command(&mut command).map_err(|e| missing(e.to_string()))?;
     CedarSymCompiler::new(solver).map_err(|e| missing(e.to_string()))
 }
@@ -339,6 +357,7 @@ pub fn jobs(items: usize) -> usize {
 /// The first error stops the analysis (it is reported; no partial report is shown).
 pub fn each<I: Sync, T: Send>(
     items: &[I],
+    limit: Duration,
     work: impl Fn(&mut Worker, &I) -> Result<T, AnalysisError> + Sync,
 ) -> Result<Vec<T>, AnalysisError> {
     if items.is_empty() {
@@ -358,7 +377,7 @@ pub fn each<I: Sync, T: Send>(
         for _ in 0..jobs(items.len()) {
             let worker = std::thread::Builder::new().stack_size(WORKER_STACK);
             let spawned = worker.spawn_scoped(scope, || {
-                let mut worker = match Worker::start() {
+                let mut worker = match Worker::start(limit) {
                     Ok(worker) => worker,
                     Err(error) => return fail(error),
                 };

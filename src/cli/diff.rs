@@ -3,20 +3,23 @@
 //! makes stricter, one finding per transition, each with a scenario file `askgate check`
 //! reproduces; differences of Cedar requests no call can produce are listed apart.
 //! `--replay LOG...` adds those logs decided on BEFORE and on AFTER and the transitions between
-//! the two. Exit 0 when nothing is newly allowed or askable (and no replayed decision changed),
-//! 5 when something is, 3 when a side does not load, 4 when the solver is missing or failed or
-//! a log cannot be read or holds no readable record.
+//! the two. Exit 0 when nothing is newly allowed or askable (and no replayed decision changed)
+//! and every environment was settled, 5 when something is, 6 ("not proven") when nothing was
+//! found but an environment could not be settled (the solver's `unknown`, a time bound, a
+//! search that stopped finding anything new; `--accept-unsettled` makes that 0), 3 when a side
+//! does not load, 4 when the solver is missing or failed or a log cannot be read or holds no
+//! readable record.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 
 mod report;
 
 use super::replay::{default_jobs, logs, LoadedSets, ReportFormat};
-use super::{EXIT_CHANGED, EXIT_IO, EXIT_OK, EXIT_POLICIES};
-use crate::analysis::diff::Sides;
+use super::{EXIT_CHANGED, EXIT_IO, EXIT_NOT_PROVEN, EXIT_OK, EXIT_POLICIES};
+use crate::analysis::diff::{Limits, Sides};
 use crate::analysis::{diff, DiffReport, Finding};
 use crate::audit::replay::compare;
 use crate::authz::PolicySnapshot;
@@ -47,6 +50,17 @@ pub struct DiffArgs {
     /// Also decide these decision logs (files or directories) on BEFORE and on AFTER.
     #[arg(long, value_name = "LOG", num_args = 1..)]
     pub replay: Vec<PathBuf>,
+    /// The solver's limit for one question, in seconds; a question it cannot answer within it
+    /// leaves its environment unsettled.
+    #[arg(long, value_name = "SECONDS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub question_timeout: u64,
+    /// The bound of the whole search, in seconds (checked between questions); environments
+    /// not settled when it runs out are reported unsettled.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub timeout: u64,
+    /// Exit 0 instead of 6 when environments were left unsettled (they are still reported).
+    #[arg(long)]
+    pub accept_unsettled: bool,
 }
 
 impl DiffArgs {
@@ -132,8 +146,27 @@ pub fn run(args: &DiffArgs) -> u8 {
     let changed = replayed
         .as_ref()
         .is_some_and(|replayed| replayed.changed > 0);
+    if report.unsettled() {
+        eprintln!(
+            "diff: not proven: {} environment(s) could not be settled ({}); {}",
+            report.unsettled.len(),
+            report
+                .unsettled
+                .iter()
+                .map(|unsettled| unsettled.environment.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if args.accept_unsettled {
+                "accepted by --accept-unsettled"
+            } else {
+                "exit 6 unless --accept-unsettled"
+            }
+        );
+    }
     if report.widens() || changed {
         EXIT_CHANGED
+    } else if report.unsettled() && !args.accept_unsettled {
+        EXIT_NOT_PROVEN
     } else {
         EXIT_OK
     }
@@ -154,7 +187,11 @@ fn analyze(
         .text
         .parse()
         .map_err(|error| format!("the schema cannot be parsed: {error}"))?;
-    diff(&schema, &Sides { before, after }).map_err(|error| error.to_string())
+    let limits = Limits {
+        question: Duration::from_secs(args.question_timeout),
+        run: Duration::from_secs(args.timeout),
+    };
+    diff(&schema, &Sides { before, after }, &limits).map_err(|error| error.to_string())
 }
 
 /// Each finding's scenario as `NNN-<category>-<action>.json`, each Cedar-only request's as

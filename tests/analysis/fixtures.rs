@@ -153,6 +153,32 @@ fn run_fixture(path: &Path) -> (Vec<String>, f64) {
             wrong.push(format!("missing finding {wanted}"));
         }
     }
+    // The environments diff must say it could not settle (issue 38: never passed silently).
+    let unsettled = report["unsettled"].as_array().cloned().unwrap_or_default();
+    for action in expect["unsettled"].as_array().into_iter().flatten() {
+        let action = action.as_str().unwrap();
+        let named = unsettled.iter().any(|entry| {
+            entry["environment"]
+                .as_str()
+                .is_some_and(|label| label.contains(action))
+                && entry["open"]
+                    .as_array()
+                    .is_some_and(|open| !open.is_empty())
+                && entry["reason"]
+                    .as_str()
+                    .is_some_and(|reason| !reason.is_empty())
+        });
+        if !named {
+            wrong.push(format!("{action} not reported unsettled: {unsettled:?}"));
+        }
+    }
+    if report["proven"] != Value::Bool(unsettled.is_empty()) {
+        wrong.push(format!(
+            "proven is {} with {} unsettled",
+            report["proven"],
+            unsettled.len()
+        ));
+    }
     for category in expect["none"].as_array().into_iter().flatten() {
         let category = category.as_str().unwrap();
         let count = report["counts"][category].as_u64().unwrap_or(0);

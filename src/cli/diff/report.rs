@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::DiffArgs;
-use crate::analysis::diff::MAX_MISSES;
 use crate::analysis::render::set;
 use crate::analysis::{Category, DiffReport, Finding};
 use crate::audit::replay::ReplayReport;
@@ -46,7 +45,8 @@ impl Shown<'_> {
                 "cedar_only": report.cedar_only.len(),
             },
             "alike": report.alike,
-            "exhausted": report.exhausted,
+            "unsettled": report.unsettled,
+            "proven": report.unsettled.is_empty(),
             "findings": with_files(&report.findings, finding_files),
             "cedar_only": with_files(&report.cedar_only, cedar_files),
         });
@@ -71,10 +71,11 @@ impl Shown<'_> {
             self.seconds
         );
         println!(
-            "newly allowed without a human: {}, newly askable: {}, newly stricter: {}",
+            "newly allowed without a human: {}, newly askable: {}, newly stricter: {}, unsettled environments: {}",
             report.count(Category::NewlyAllowed),
             report.count(Category::NewlyAskable),
-            report.count(Category::NewlyStricter)
+            report.count(Category::NewlyStricter),
+            report.unsettled.len()
         );
         let (finding_files, cedar_files) = self.files();
         for (finding, file) in report.findings.iter().zip(finding_files) {
@@ -95,11 +96,19 @@ impl Shown<'_> {
                 report.alike
             );
         }
-        if !report.exhausted.is_empty() {
+        if !report.unsettled.is_empty() {
             println!(
-                "\nsearch stopped after {MAX_MISSES} requests that showed nothing new in: {}",
-                report.exhausted.join(", ")
+                "\nNOT PROVEN: {} environment(s) could not be settled; a change there is neither found nor ruled out",
+                report.unsettled.len()
             );
+            for unsettled in &report.unsettled {
+                println!(
+                    "  {}: {}; open: {}",
+                    unsettled.environment,
+                    unsettled.reason,
+                    unsettled.open.join(", ")
+                );
+            }
         }
         if let Some(replayed) = self.replayed {
             print_replay(replayed);
