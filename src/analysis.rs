@@ -23,6 +23,7 @@ pub mod environments;
 pub mod expr;
 pub mod lint;
 pub mod outcome;
+pub mod probe;
 pub mod render;
 pub mod solver;
 pub mod wellformed;

@@ -11,7 +11,8 @@
 //! Nothing is passed that was not settled (issue 38): an environment whose search ended
 //! before every transition was found or ruled out (the proposals stopped showing anything new,
 //! the solver answered `unknown`, its proposal was no request, the run's time bound ran out)
-//! is `unsettled`, with the transitions left open, and the report says so.
+//! is `unsettled`, with the transitions left open, and the report says so. Before an
+//! environment is given up, requests built from the change's own literals are tried (`probe`).
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -25,6 +26,7 @@ use super::concrete::{decide_raw, RawRequest};
 use super::environments::{environments, reaching, Environment};
 use super::expr::{self, Expr};
 use super::outcome::outcome;
+use super::probe;
 use super::render::{render, Rendered};
 use super::solver::{each, Expect, Question, Worker};
 use super::wellformed::{self, Approvals, Literals};
@@ -73,6 +75,8 @@ pub struct DiffReport {
     pub unsettled: Vec<Unsettled>,
     /// Questions asked of the solver.
     pub queries: usize,
+    /// Requests built from the change's literals and decided (`probe`).
+    pub probes: usize,
 }
 
 /// An environment `diff` could not settle: why, and the transitions it could neither find
@@ -173,6 +177,7 @@ struct Searched {
     alike: usize,
     unsettled: Option<(Unsettling, Vec<String>)>,
     queries: usize,
+    probes: usize,
 }
 
 /// Compares `sides` for every request environment of `schema`, environments in parallel,
@@ -194,8 +199,10 @@ pub fn diff(
             texts(sides.before) != texts(sides.after)
         })
         .collect();
+    let probes = probe::paths(sides.before, sides.after);
     let searched = each(&changed, limits.question, |worker, environment| {
-        search(worker, schema, sides, &literals, environment, deadline)
+        let searched = search(worker, schema, sides, &literals, environment, deadline)?;
+        Ok(probed(searched, environment, sides, &probes))
     })?;
     let mut report = DiffReport {
         environments: all.len(),
@@ -205,12 +212,14 @@ pub fn diff(
         identical: all.len() - changed.len(),
         unsettled: Vec::new(),
         queries: 0,
+        probes: 0,
     };
     for (environment, searched) in changed.iter().zip(searched) {
         report.findings.extend(searched.findings);
         report.cedar_only.extend(searched.cedar_only);
         report.alike += searched.alike;
         report.queries += searched.queries;
+        report.probes += searched.probes;
         if let Some((why, open)) = searched.unsettled {
             report.unsettled.push(Unsettled {
                 environment: environment.label(),
@@ -285,6 +294,52 @@ fn question(
     expr::all([wellformed.clone(), unblocked, differ])
 }
 
+/// An environment the search left unsettled, probed with each of `paths` (built into the
+/// search's last proposal) until every transition is found; settled when none is left open.
+fn probed(
+    (mut searched, last): (Searched, Option<RawRequest>),
+    environment: &Environment,
+    sides: &Sides<'_>,
+    paths: &[String],
+) -> Searched {
+    let Some(last) = last else {
+        return searched;
+    };
+    let Some((why, open)) = searched.unsettled.take() else {
+        return searched;
+    };
+    let mut still: BTreeSet<Transition> = open.iter().filter_map(|label| parse(label)).collect();
+    for path in paths {
+        if still.is_empty() {
+            break;
+        }
+        let Some(request) = probe::request(environment, &last, path) else {
+            break;
+        };
+        searched.probes += 1;
+        examine(&mut searched, &mut still, environment, sides, &request);
+    }
+    if !still.is_empty() {
+        searched.unsettled = Some((why, still.into_iter().map(transition_label).collect()));
+    }
+    searched
+}
+
+/// The transition a label names (`transition_label`'s inverse).
+fn parse(label: &str) -> Option<Transition> {
+    let outcome = |name: &str| match name {
+        "allow" => Some(0),
+        "ask" => Some(1),
+        "deny" => Some(2),
+        _ => None,
+    };
+    let mut words = label.split(' ');
+    let before = outcome(words.next()?)?;
+    let _arrow = words.next()?;
+    let after = outcome(words.next()?)?;
+    Some((before, after))
+}
+
 fn search(
     worker: &mut Worker,
     schema: &Schema,
@@ -292,7 +347,7 @@ fn search(
     literals: &Literals,
     environment: &Environment,
     deadline: Instant,
-) -> Result<Searched, AnalysisError> {
+) -> Result<(Searched, Option<RawRequest>), AnalysisError> {
     let wellformed = wellformed::condition(environment, literals, Approvals::None)?;
     let before = outcome(sides.before, environment);
     let after = outcome(sides.after, environment);
@@ -302,6 +357,7 @@ fn search(
     let mut searched = Searched::default();
     let label = environment.label();
     let mut ended = None;
+    let mut last = None;
     while !open.is_empty() {
         if misses >= MAX_MISSES {
             ended = Some(Unsettling::Exhausted);
@@ -336,9 +392,10 @@ fn search(
             misses += 1;
         }
         blocked.push(block(&request)?);
+        last = Some(request);
     }
     searched.unsettled = ended.map(|why| (why, open.into_iter().map(transition_label).collect()));
-    Ok(searched)
+    Ok((searched, last))
 }
 
 /// Decides `request` and its scenario on both sides and files it; true when it showed a real

@@ -156,7 +156,9 @@ pub fn run(args: &DiffArgs) -> u8 {
                 .map(|unsettled| unsettled.environment.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
-            if args.accept_unsettled {
+            if report.widens() || changed {
+                "exit 5 for what widens"
+            } else if args.accept_unsettled {
                 "accepted by --accept-unsettled"
             } else {
                 "exit 6 unless --accept-unsettled"

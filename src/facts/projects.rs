@@ -163,7 +163,7 @@ fn target(
 
 /// client-facts §10.3 lTf: strip one leading `./`; an exact match of an existing text doc is
 /// replaced in place; else a path with `/` is used as-is; else it goes under `claude/`.
-fn resolve_write(path: &str, observed: Option<&ProjectsObservations>) -> String {
+pub fn resolve_write(path: &str, observed: Option<&ProjectsObservations>) -> String {
     let stripped = path.strip_prefix("./").unwrap_or(path);
     let existing = observed.is_some_and(|data| data.docs.iter().any(|doc| doc.path == stripped));
     if existing || stripped.contains('/') {

@@ -37,6 +37,7 @@ impl Shown<'_> {
             "environments": report.environments,
             "identical": report.identical,
             "queries": report.queries,
+            "probes": report.probes,
             "seconds": self.seconds,
             "counts": {
                 "newly_allowed": report.count(Category::NewlyAllowed),
@@ -62,12 +63,13 @@ impl Shown<'_> {
     pub fn print_table(&self) {
         let (args, report) = (self.args, self.report);
         println!(
-            "diff {} → {}: {} environments ({} alike by text, not solved), {} questions in {:.2}s",
+            "diff {} → {}: {} environments ({} alike by text, not solved), {} questions and {} probes in {:.2}s",
             args.before.display(),
             args.after.display(),
             report.environments,
             report.identical,
             report.queries,
+            report.probes,
             self.seconds
         );
         println!(
