@@ -457,6 +457,45 @@ when { context.projects.n > 3 && context.projects.n < 2 };
     );
 }
 
+/// A9 of findings/users-2026-12-04.md: a rule on an attestation value no call has (a typo, or
+/// the empty string) is dead for every real call, and `validate --analyze` says so.
+#[test]
+fn a9_validate_analyze_finds_a_rule_on_an_attestation_no_call_has() {
+    ensure_cvc5();
+    let root = tempfile::tempdir().unwrap();
+    let rules = r#"@id("t.attestation-typo")
+@reason("typo")
+forbid (principal, action == Action::"list_projects", resource)
+when { context.session.attestation == "atested" };
+
+@id("t.attestation-empty")
+@reason("empty")
+forbid (principal, action == Action::"list_projects", resource)
+when { context.session.attestation == "" };
+
+@id("t.attestation-real")
+@reason("a real value")
+forbid (principal, action == Action::"list_projects", resource)
+when { context.session.attestation == "foreign" };
+"#;
+    let dir = policy_dir(root.path(), "admin", &[("rules.cedar", rules)]);
+    let run = askgate(&["validate", "--analyze", "--policies", dir.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    for dead in ["t.attestation-typo", "t.attestation-empty"] {
+        assert!(
+            run.stdout
+                .contains(&format!("policy `{dead}` never applies")),
+            "{}",
+            run.stdout
+        );
+    }
+    assert!(
+        !run.stdout.contains("policy `t.attestation-real`"),
+        "{}",
+        run.stdout
+    );
+}
+
 #[test]
 fn i13_validate_analyze_on_the_baseline_finds_the_knowledge_budget_overflow_and_one_rule_no_call_reaches(
 ) {

@@ -102,6 +102,27 @@ fn validate_accepts_the_shipped_policies_and_examples() {
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
+/// Issue 38 §5: a `@gate` that reads a fact known only after the upstream is asked loads (exit
+/// 0) with a warning naming the policy, its line and the fact; the shipped set has none.
+#[test]
+fn i38_validate_warns_of_a_gate_that_reads_upstream_facts() {
+    let run = askgate(&["validate"], None);
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    let dir = managed_dir(&[(
+        "budget.cedar",
+        "@id(\"managed.budget-gate\")\n@reason(\"the project is full\")\n@gate\nforbid (principal, action == Action::\"project_write\", resource)\nwhen { context.projects.knowledge_size > 1000 };\n",
+    )]);
+    let path = dir.path().to_string_lossy().to_string();
+    let run = askgate(&["validate", "--policies", &path], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let expected = format!(
+        "{}:1: policy `managed.budget-gate`: warning: @gate reads context.projects.knowledge_size",
+        dir.path().join("budget.cedar").display()
+    );
+    assert!(run.stderr.contains(&expected), "{}", run.stderr);
+    assert!(run.stderr.contains("never act as a gate"), "{}", run.stderr);
+}
+
 fn managed_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     for (name, text) in files {

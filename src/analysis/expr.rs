@@ -200,6 +200,15 @@ pub fn like(left: Expr, pattern: &[Pattern<'_>]) -> Expr {
     Expr::like(left, elements.into())
 }
 
+/// `left like <pattern>`, each element a character or a wildcard (`None`).
+pub fn like_chars(left: Expr, pattern: &[Option<char>]) -> Expr {
+    let elements: Vec<PatternElem> = pattern
+        .iter()
+        .map(|element| element.map_or(PatternElem::Wildcard, PatternElem::Char))
+        .collect();
+    Expr::like(left, elements.into())
+}
+
 /// Whether `policy` applies to a request: its scope and conditions as one expression.
 pub fn holds(policy: &Policy) -> Expr {
     let policy: &ast::Policy = policy.as_ref();

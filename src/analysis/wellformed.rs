@@ -11,6 +11,7 @@
 //! to the scenario check of each counterexample (`render`).
 
 mod design;
+mod patterns;
 mod projects;
 mod session;
 mod targets;
@@ -23,6 +24,7 @@ use super::environments::Environment;
 use super::expr::{self, Expr};
 use super::AnalysisError;
 use crate::authz::PolicySnapshot;
+use patterns::LikePattern;
 
 /// The last millisecond a scenario's RFC 3339 time can name (year 9999).
 pub const MAX_NOW: i64 = 253_402_300_799_999;
@@ -41,6 +43,12 @@ pub struct Literals {
     pub paths: BTreeSet<String>,
     /// Strings a policy compares `context.lowercase` with.
     pub lowercase: BTreeSet<String>,
+    /// `like` patterns a policy matches `context.lowercase` with (target requests).
+    pub lowercase_patterns: BTreeSet<LikePattern>,
+    /// `like` patterns a policy matches `context.path` with (target requests).
+    pub path_patterns: BTreeSet<LikePattern>,
+    /// `like` patterns a policy matches `context.projects.resolved_path` with.
+    pub resolved_patterns: BTreeSet<LikePattern>,
 }
 
 impl Literals {
@@ -76,6 +84,20 @@ impl Literals {
             if let Some(text) = expr::compared(node, BinaryOp::Eq, "lowercase") {
                 self.lowercase.insert(text.to_string());
             }
+            if let ExprKind::Like {
+                expr: value,
+                pattern,
+            } = node.expr_kind()
+            {
+                let found = patterns::of(pattern.get_elems());
+                if expr::is_context(value, &["lowercase"]) {
+                    self.lowercase_patterns.insert(found);
+                } else if expr::is_context(value, &["path"]) {
+                    self.path_patterns.insert(found);
+                } else if expr::is_context(value, &["projects", "resolved_path"]) {
+                    self.resolved_patterns.insert(found);
+                }
+            }
         }
     }
 }
@@ -99,7 +121,7 @@ pub fn condition(
         return targets::condition(environment, literals);
     }
     let surface = if environment.resource == "AttachedProject" {
-        projects::condition(&environment.action)?
+        projects::condition(&environment.action, literals)?
     } else {
         design::condition(environment, literals)?
     };

@@ -26,13 +26,78 @@ pub struct LogText {
 pub struct Side {
     pub decision: Verdict,
     pub approval: Option<ApprovalKind>,
+    /// The other approval kinds the ask's card also gives (`Approval::also`), when decided
+    /// here; a logged record does not keep them (`None`). Shown only when there are some.
+    #[serde(skip_serializing_if = "no_other_kinds")]
+    pub also: Option<Vec<ApprovalKind>>,
     pub policies: Vec<String>,
     pub reason: String,
 }
 
-/// A decision whose outcome, approval kind or determining policies differ on replay.
+fn no_other_kinds(also: &Option<Vec<ApprovalKind>>) -> bool {
+    also.as_ref().is_none_or(Vec::is_empty)
+}
+
+/// How a changed decision changed (issue 38 §3): what a policy change does to a real call is
+/// its outcome and its card, not the names of the rules that decided it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// Less strict: deny → ask, deny → allow, ask → allow.
+    Looser,
+    /// The same outcome, another approval card: another kind, or other kinds it also gives.
+    Card,
+    /// Stricter: allow → ask, allow → deny, ask → deny.
+    Stricter,
+    /// Only the determining policies' ids changed (a rule renamed, merged or split): the
+    /// same outcome and the same card.
+    Renamed,
+}
+
+impl ChangeKind {
+    pub const ALL: [ChangeKind; 4] = [Self::Looser, Self::Card, Self::Stricter, Self::Renamed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Looser => "looser",
+            Self::Card => "card",
+            Self::Stricter => "stricter",
+            Self::Renamed => "renamed",
+        }
+    }
+
+    /// Whether a change of this kind lets a call through more easily or puts another question
+    /// to a human: what a merge gate must stop on.
+    pub fn widens(self) -> bool {
+        matches!(self, Self::Looser | Self::Card)
+    }
+
+    /// The kind of the change from `old` to `new`, or `None` when they are the same:
+    /// outcome, approval card and determining policies decide sameness, reason text does not.
+    fn of(old: &Side, new: &Side) -> Option<Self> {
+        if old.decision != new.decision {
+            // `Verdict` is ordered by strictness: allow < ask < deny.
+            return Some(if new.decision < old.decision {
+                Self::Looser
+            } else {
+                Self::Stricter
+            });
+        }
+        let also_differs = match (&old.also, &new.also) {
+            (Some(old), Some(new)) => old != new,
+            _ => false,
+        };
+        if old.approval != new.approval || also_differs {
+            return Some(Self::Card);
+        }
+        (old.policies != new.policies).then_some(Self::Renamed)
+    }
+}
+
+/// A decision whose outcome, approval card or determining policies differ on replay.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
+    pub kind: ChangeKind,
     pub file: String,
     pub line_number: usize,
     pub id: String,
@@ -83,6 +148,8 @@ pub struct ReplayReport {
     pub records: usize,
     pub decisions: usize,
     pub changed: usize,
+    /// How many changes are of each kind (every kind listed, zero or not).
+    pub kinds: BTreeMap<ChangeKind, usize>,
     /// The snapshots that wrote the log's decisions, by set.
     pub logged: Vec<LoggedSnapshot>,
     pub problems: Vec<Problem>,
@@ -98,6 +165,20 @@ impl ReplayReport {
             *counts.entry(problem.kind).or_insert(0) += 1;
         }
         counts
+    }
+
+    /// How many changes are of `kind`.
+    pub fn count(&self, kind: ChangeKind) -> usize {
+        self.kinds.get(&kind).copied().unwrap_or(0)
+    }
+
+    /// How many changes let a call through more easily or change its card.
+    pub fn widened(&self) -> usize {
+        ChangeKind::ALL
+            .iter()
+            .filter(|kind| kind.widens())
+            .map(|kind| self.count(*kind))
+            .sum()
     }
 
     /// How many decisions went from `from` to `to`.
@@ -211,10 +292,16 @@ fn finish(total: Partial) -> ReplayReport {
             decisions,
         })
         .collect();
+    let mut kinds: BTreeMap<ChangeKind, usize> =
+        ChangeKind::ALL.iter().map(|kind| (*kind, 0)).collect();
+    for change in &total.changes {
+        *kinds.entry(change.kind).or_insert(0) += 1;
+    }
     ReplayReport {
         records: total.records,
         decisions: total.decisions,
         changed: total.changes.len(),
+        kinds,
         logged,
         problems: total.problems,
         transitions,
@@ -243,10 +330,9 @@ fn replay_lines(lines: &[(&str, RawLine<'_>)], judge: &Judge<'_>) -> Partial {
                     .matrix
                     .entry((old.decision, new.decision))
                     .or_insert(0) += 1;
-                if !same(&old, &new) {
-                    partial
-                        .changes
-                        .push(change(file, line.line_number, *record, old, new));
+                if let Some(kind) = ChangeKind::of(&old, &new) {
+                    let at = (*file, line.line_number);
+                    partial.changes.push(change(kind, at, *record, old, new));
                 }
             }
             LogLine::Record(_) => partial.records += 1,
@@ -271,6 +357,7 @@ fn logged(record: &DecisionRecord) -> Side {
     Side {
         decision: record.decision,
         approval: record.approval.map(Into::into),
+        also: None,
         policies: record.policies.clone(),
         reason: record.reason.clone(),
     }
@@ -282,18 +369,26 @@ pub fn decided(record: &DecisionRecord, snapshot: &PolicySnapshot) -> Result<Sid
     Ok(Side {
         decision: decision.decision.into(),
         approval: decision.approval.as_ref().map(|card| card.kind()),
+        also: Some(
+            decision
+                .approval
+                .as_ref()
+                .map_or_else(Vec::new, |card| card.also().to_vec()),
+        ),
         policies: decision.policies,
         reason: decision.reason,
     })
 }
 
-/// Outcome, approval kind and determining policies decide sameness; reason text does not.
-fn same(old: &Side, new: &Side) -> bool {
-    old.decision == new.decision && old.approval == new.approval && old.policies == new.policies
-}
-
-fn change(file: &str, line_number: usize, record: DecisionRecord, old: Side, new: Side) -> Change {
+fn change(
+    kind: ChangeKind,
+    (file, line_number): (&str, usize),
+    record: DecisionRecord,
+    old: Side,
+    new: Side,
+) -> Change {
     Change {
+        kind,
         file: file.to_string(),
         line_number,
         id: record.id,
@@ -387,5 +482,59 @@ mod tests {
         for jobs in [2, 3, 7, 64] {
             assert_eq!(replay(&logs, &sets(&snapshot), jobs), one, "{jobs} jobs");
         }
+    }
+
+    fn side(decision: Verdict, approval: Option<ApprovalKind>, policies: &[&str]) -> Side {
+        Side {
+            decision,
+            approval,
+            also: Some(Vec::new()),
+            policies: policies.iter().map(ToString::to_string).collect(),
+            reason: "why".to_string(),
+        }
+    }
+
+    #[test]
+    fn i38_a_change_is_looser_stricter_another_card_or_only_renamed() {
+        use ApprovalKind::{Batch, Grant};
+        use Verdict::{Allow, Ask, Deny};
+        let kind = |old: &Side, new: &Side| ChangeKind::of(old, new);
+        let ask = side(Ask, Some(Batch), &["a.ask"]);
+        assert_eq!(
+            kind(&side(Deny, None, &["a"]), &ask),
+            Some(ChangeKind::Looser)
+        );
+        assert_eq!(
+            kind(&ask, &side(Allow, None, &["p"])),
+            Some(ChangeKind::Looser)
+        );
+        assert_eq!(
+            kind(&ask, &side(Deny, None, &["f"])),
+            Some(ChangeKind::Stricter)
+        );
+        assert_eq!(
+            kind(&side(Allow, None, &["p"]), &ask),
+            Some(ChangeKind::Stricter)
+        );
+        assert_eq!(
+            kind(&ask, &side(Ask, Some(Grant), &["a.ask"])),
+            Some(ChangeKind::Card)
+        );
+        let mut more = ask.clone();
+        more.also = Some(vec![Grant]);
+        assert_eq!(kind(&ask, &more), Some(ChangeKind::Card));
+        assert_eq!(
+            kind(&ask, &side(Ask, Some(Batch), &["b.ask"])),
+            Some(ChangeKind::Renamed)
+        );
+        let mut reworded = ask.clone();
+        reworded.reason = "another sentence".to_string();
+        assert_eq!(kind(&ask, &reworded), None);
+        // A logged side does not keep `also`: only the approval kind is compared with it.
+        let mut logged = ask.clone();
+        logged.also = None;
+        assert_eq!(kind(&logged, &more), None);
+        assert!(ChangeKind::Looser.widens() && ChangeKind::Card.widens());
+        assert!(!ChangeKind::Stricter.widens() && !ChangeKind::Renamed.widens());
     }
 }

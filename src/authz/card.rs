@@ -87,6 +87,16 @@ impl Approval {
         }
     }
 
+    /// The other approval kinds this approval also gives.
+    pub fn also(&self) -> &[ApprovalKind] {
+        match self {
+            Self::Consent { also, .. }
+            | Self::Grant { also, .. }
+            | Self::Plan { also, .. }
+            | Self::Batch { also, .. } => also,
+        }
+    }
+
     /// What approving will do, in a sentence or two.
     pub fn message(&self) -> &str {
         match self {

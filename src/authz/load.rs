@@ -152,6 +152,11 @@ fn read_meta(
             ),
         ));
     }
+    let upstream = if gate {
+        upstream_reads(policy)
+    } else {
+        Vec::new()
+    };
     Ok(PolicyMeta {
         id,
         file: file.to_string(),
@@ -160,7 +165,47 @@ fn read_meta(
         reason,
         ask,
         gate,
+        upstream,
     })
+}
+
+/// The facts askgate learns only from the upstream: the server's grants and the project's
+/// identity (Design), the attached project's detail (Projects). A `@gate` is asked before they
+/// are fetched, on their unobserved values (`server::gateway`'s local facts), so a gate that
+/// reads one can never act as a gate (issue 38 §5). `projects.resolved_path` is not listed:
+/// it is known before for every path with a `/`, the ones a gate on a folder names.
+pub const UPSTREAM_FACTS: [&str; 8] = [
+    "design.grant.server",
+    "design.identity_verified",
+    "design.sharing_scope",
+    "projects.detail_known",
+    "projects.knowledge_known",
+    "projects.knowledge_size",
+    "projects.max_knowledge_size",
+    "projects.target_kind",
+];
+
+/// Which of [`UPSTREAM_FACTS`] a policy's condition reads (as `context.…`).
+fn upstream_reads(policy: &Policy) -> Vec<String> {
+    let context = Reads::of(policy).context;
+    UPSTREAM_FACTS
+        .iter()
+        .filter(|fact| reads_path(&context, fact.split('.')))
+        .map(|fact| format!("context.{fact}"))
+        .collect()
+}
+
+/// Whether `tree` reads the value at `path` (a whole record read reads all of it; a `has`
+/// alone reads no value).
+fn reads_path<'a>(tree: &Tree, mut path: impl Iterator<Item = &'a str>) -> bool {
+    match tree {
+        Tree::Whole | Tree::Probed(_) => true,
+        Tree::Present => false,
+        Tree::Fields(fields) => match path.next() {
+            None => !fields.is_empty(),
+            Some(key) => fields.get(key).is_some_and(|tree| reads_path(tree, path)),
+        },
+    }
 }
 
 /// Whether a policy's condition reads `context.approvals` (or the whole context).
@@ -267,6 +312,34 @@ mod tests {
         let mut sources = baseline::policy_sources();
         sources.push(Source::new("extra.cedar", text.to_string()));
         PolicySnapshot::load(&baseline::schema_source(), &sources).map_err(|e| e.to_string())
+    }
+
+    /// A gate reading a fact known only from the upstream loads with a warning naming it.
+    #[test]
+    fn i38_a_gate_that_reads_upstream_facts_loads_with_them_named() {
+        let rule = r#"
+@id("extra.budget-gate")
+@reason("too big")
+@gate
+forbid (principal, action == Action::"project_write", resource)
+when { context.projects.knowledge_size > 10 && context.projects.attached };
+"#;
+        let snapshot = load_with(rule).unwrap();
+        let warnings = snapshot.warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let warning = warnings[0].to_string();
+        assert!(
+            warning.contains("policy `extra.budget-gate`")
+                && warning.contains("context.projects.knowledge_size")
+                && !warning.contains("attached"),
+            "{warning}"
+        );
+        // Without @gate it is an ordinary forbid: nothing to warn about.
+        let plain = load_with(&rule.replace("@gate\n", "")).unwrap();
+        assert!(plain.warnings().is_empty());
+        // The shipped gates read only what is known before the upstream is asked.
+        let shipped = load_with("").unwrap();
+        assert!(shipped.warnings().is_empty(), "{:?}", shipped.warnings());
     }
 
     /// A gate decides before anything is asked, so one reading the approvals is refused with

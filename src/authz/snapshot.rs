@@ -43,6 +43,9 @@ pub struct PolicyMeta {
     /// observation (environment, session, the call itself). When one determines a deny, nothing
     /// is fetched upstream for the call.
     pub gate: bool,
+    /// The facts known only after the upstream is asked that a `@gate` reads
+    /// (`load::UPSTREAM_FACTS`): it is asked before they are, so it can never act as a gate.
+    pub upstream: Vec<String>,
 }
 
 /// A validated policy set ready for evaluation.
@@ -126,6 +129,32 @@ impl PolicySnapshot {
 
     pub fn meta(&self, id: &PolicyId) -> Option<&PolicyMeta> {
         self.meta.get(id)
+    }
+
+    /// What loads but does not do what it says, one line per policy (`validate` prints them,
+    /// `serve` logs them): a `@gate` reading facts known only after the upstream is asked.
+    pub fn warnings(&self) -> Vec<LoadProblem> {
+        let mut warnings: Vec<LoadProblem> = self
+            .meta
+            .values()
+            .filter(|meta| !meta.upstream.is_empty())
+            .map(|meta| {
+                LoadProblem::at_policy(
+                    &meta.file,
+                    meta.line,
+                    &meta.id,
+                    format!(
+                        "warning: @gate reads {}, known only after the upstream is asked; gates \
+                         are asked before that, on unobserved values (false, 0, \"\", \"unknown\"), \
+                         where this policy may deny a call the observed facts allow, so it can \
+                         never act as a gate: drop @gate to make it an ordinary forbid",
+                        meta.upstream.join(", ")
+                    ),
+                )
+            })
+            .collect();
+        warnings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+        warnings
     }
 
     /// Whether a deny is final before any observation: one of its determining policies is a

@@ -3,8 +3,9 @@
 //! makes stricter, one finding per transition, each with a scenario file `askgate check`
 //! reproduces; differences of Cedar requests no call can produce are listed apart.
 //! `--replay LOG...` adds those logs decided on BEFORE and on AFTER and the transitions between
-//! the two. Exit 0 when nothing is newly allowed or askable (and no replayed decision changed)
-//! and every environment was settled, 5 when something is, 6 ("not proven") when nothing was
+//! the two. Exit 0 when nothing is newly allowed or askable (and no replayed decision became
+//! looser or changed its card: a stricter one, or one whose deciding rules were only renamed,
+//! is shown and does not count) and every environment was settled, 5 when something is, 6 ("not proven") when nothing was
 //! found but an environment could not be settled (the solver's `unknown`, a time bound, a
 //! search that stopped finding anything new; `--accept-unsettled` makes that 0), 3 when a side
 //! does not load, 4 when the solver is missing or failed or a log cannot be read or holds no
@@ -143,9 +144,11 @@ pub fn run(args: &DiffArgs) -> u8 {
         ReportFormat::Json => shown.print_json(),
         ReportFormat::Table => shown.print_table(),
     }
+    // Issue 38 §3: a replayed decision counts when a call gets through more easily or its
+    // card changed, not when only the deciding rules' names did or it became stricter.
     let changed = replayed
         .as_ref()
-        .is_some_and(|replayed| replayed.changed > 0);
+        .is_some_and(|replayed| replayed.widened() > 0);
     if report.unsettled() {
         eprintln!(
             "diff: not proven: {} environment(s) could not be settled ({}); {}",

@@ -1,6 +1,7 @@
 //! cli::validate: `askgate validate` — strict validation of the schema and every policy file,
 //! one line per problem (`file:line: policy `id`: message`), for the live set and the
-//! approving set (who may answer an approval). `--analyze` then proves, with the
+//! approving set (who may answer an approval), then each warning (a `@gate` that reads facts
+//! known only after the upstream is asked). `--analyze` then proves, with the
 //! solver (`crate::analysis::lint`), which policies can fail to evaluate and which never apply.
 
 use clap::Args;
@@ -28,6 +29,10 @@ pub fn run(args: &ValidateArgs) -> u8 {
         snapshot.len(),
         snapshot.hash()
     );
+    // Issue 38 §5: what loads but cannot do what it says is printed, not refused.
+    for warning in snapshot.warnings() {
+        eprintln!("{warning}");
+    }
     // The approving set (who may answer an approval) is loaded by `serve` from the same
     // arguments: an admin's `approving/` file is checked here too, not first at boot.
     match sources::load_approving(&args.policies) {

@@ -47,7 +47,7 @@ impl Pipeline {
             return Ok(Handled::Asked { decision, approval });
         };
         let mut kinds = vec![card.kind()];
-        kinds.extend(also(&card));
+        kinds.extend(card.also().iter().copied());
         let view = ApprovalView {
             id: format!("ap_{}", uuid::Uuid::new_v4().simple()),
             status: ApprovalStatus::Pending,
@@ -300,16 +300,6 @@ fn closed_view(
         result: None,
         asked_as: AskedAs::of(&prepared.session),
         client: ClientWait::Polls,
-    }
-}
-
-fn also(card: &crate::authz::Approval) -> Vec<crate::authz::ApprovalKind> {
-    use crate::authz::Approval;
-    match card {
-        Approval::Consent { also, .. }
-        | Approval::Grant { also, .. }
-        | Approval::Plan { also, .. }
-        | Approval::Batch { also, .. } => also.clone(),
     }
 }
 

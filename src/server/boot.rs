@@ -120,6 +120,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
     let loaded_from =
         super::reload::fingerprint_of(&policy_args(config), shadow_args(config).as_ref());
     let snapshot = load_policies(config)?;
+    super::reload::log_warnings(&snapshot);
     let hook_snapshot = sources::load_hook(&policy_args(config))?;
     let approving = sources::load_approving(&policy_args(config))?;
     let shadow = match shadow_args(config) {

@@ -112,6 +112,9 @@ impl Reloader {
             Ok(snapshot) => {
                 let hash = snapshot.hash().to_string();
                 let changed = hash != status.snapshot;
+                if changed {
+                    log_warnings(&snapshot);
+                }
                 status.snapshot = hash.clone();
                 status.policies = snapshot.len();
                 status.reloads += u64::from(changed);
@@ -235,3 +238,11 @@ fn content_hash(path: &std::path::Path) -> Option<ContentHash> {
 }
 
 pub type SharedReloader = Arc<Reloader>;
+
+/// Each warning of a set just loaded (`PolicySnapshot::warnings`: what loads but cannot do
+/// what it says), as a log line.
+pub fn log_warnings(snapshot: &PolicySnapshot) {
+    for warning in snapshot.warnings() {
+        tracing::warn!(%warning, "policy loaded with a warning");
+    }
+}

@@ -3,7 +3,10 @@
 //! `remove`d policy ids, compared `--raw`) or a managed directory over it (`managed` files, or
 //! `managed_from` a repository directory) — with the exit code `askgate diff` must give, the
 //! findings it must report and the categories it must not. Every counted finding's scenario is
-//! checked with `askgate check` on both sides and must show the finding's change.
+//! checked with `askgate check` on both sides and must show the finding's change. A fixture
+//! with `replay` also decides that committed log on both sides, and `expect.replay` gives how
+//! many of its decisions change, by kind. `flags` are added to `diff`'s command line (the
+//! search's bounds).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -120,6 +123,19 @@ fn run_fixture(path: &Path) -> (Vec<String>, f64) {
     if before.raw {
         args.push("--raw");
     }
+    // A fixture may replay a committed log on both sides (`replay`: a path in the repository).
+    let replay = fixture["replay"].as_str().map(repo);
+    if let Some(log) = &replay {
+        args.extend(["--replay", log.as_str()]);
+    }
+    // A fixture may set the search's bounds (`flags`: e.g. `--question-timeout`).
+    let flags: Vec<&str> = fixture["flags"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    args.extend(flags);
     let started = Instant::now();
     let run = askgate(&args);
     let seconds = started.elapsed().as_secs_f64();
@@ -178,6 +194,13 @@ fn run_fixture(path: &Path) -> (Vec<String>, f64) {
             report["proven"],
             unsettled.len()
         ));
+    }
+    // How many replayed decisions changed, by kind (issue 38 §3: a rename is shown, not counted).
+    for (kind, count) in expect["replay"].as_object().into_iter().flatten() {
+        let shown = &report["replay"]["kinds"][kind];
+        if shown != count {
+            wrong.push(format!("replay: {shown} {kind} (expected {count})"));
+        }
     }
     for category in expect["none"].as_array().into_iter().flatten() {
         let category = category.as_str().unwrap();

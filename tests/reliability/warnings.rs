@@ -109,3 +109,29 @@ async fn p7_json_lines_carry_a_refused_reload() {
     assert!(!text.contains("\"level\":\"INFO\""), "{text}");
     assert!(!text.contains(APPROVER), "{text}");
 }
+
+/// Issue 38 §5: a `@gate` that reads a fact known only after the upstream is asked loads, and
+/// the running service says, on its log, that it can never act as a gate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i38_a_gate_reading_upstream_facts_is_a_warning_at_boot() {
+    let work = tempfile::tempdir().unwrap();
+    let managed = work.path().join("managed");
+    std::fs::create_dir_all(&managed).unwrap();
+    std::fs::write(managed.join("budget.cedar"), UPSTREAM_GATE).unwrap();
+    let _binary = Binary::start_with(
+        &[OsStr::new("--policies"), managed.as_os_str()],
+        work.path(),
+    )
+    .await;
+    let text = eventually_in_stderr(work.path(), "policy loaded with a warning").await;
+    let line = text
+        .lines()
+        .find(|line| line.contains("policy loaded with a warning"))
+        .unwrap();
+    assert!(line.contains("WARN"), "{line}");
+    assert!(line.contains("managed.budget-gate"), "{line}");
+    assert!(line.contains("context.projects.knowledge_size"), "{line}");
+}
+
+/// A managed `@gate` on the attached project's knowledge size, which only the upstream knows.
+const UPSTREAM_GATE: &str = "@id(\"managed.budget-gate\")\n@reason(\"the project is full\")\n@gate\nforbid (principal, action == Action::\"project_write\", resource)\nwhen { context.projects.knowledge_size > 1000 };\n";

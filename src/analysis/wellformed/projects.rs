@@ -2,8 +2,8 @@
 //! derives them — the method is the action and names what it needs, where a write lands, what
 //! the project's detail says (nothing without it), the content's size and its token estimate.
 
-use super::{implies, one_of, parse_all};
-use crate::analysis::expr::Expr;
+use super::{implies, one_of, parse_all, patterns, Literals};
+use crate::analysis::expr::{self, Expr};
 use crate::analysis::AnalysisError;
 
 /// The largest inline `content` a call carries here (well past every front door's body limit).
@@ -22,11 +22,19 @@ const PLACES: [&str; 7] = [
     "under_root",
 ];
 
-pub(super) fn condition(action: &str) -> Result<Expr, AnalysisError> {
+pub(super) fn condition(action: &str, literals: &Literals) -> Result<Expr, AnalysisError> {
     let mut parts = method(action);
     parts.extend(sizes());
     parts.extend(project());
-    parse_all(&parts)
+    let condition = parse_all(&parts)?;
+    Ok(if action == "project_write" {
+        expr::and(
+            condition,
+            patterns::resolved_ties(&literals.resolved_patterns),
+        )
+    } else {
+        condition
+    })
 }
 
 /// A Projects method is its action; it names what the method needs, and only a write has a

@@ -1,12 +1,12 @@
 //! analysis::wellformed::session: the facts every call carries — the session (its derived
 //! `bypass` and `may_record` written as the truth tables of `facts::Session`'s own methods),
-//! the environment's restrictions, the clock, the first question's empty approvals and the
+//! the attestation's values, the environment's restrictions, the clock, the first question's empty approvals and the
 //! principal's id.
 
 use super::{implies, one_of, parse_all, Approvals, Literals, MAX_NOW};
 use crate::analysis::expr::{self, Expr};
 use crate::analysis::AnalysisError;
-use crate::facts::{AgentKind, Mode, Session};
+use crate::facts::{AgentKind, Attestation, Mode, Session};
 
 const MODES: [Mode; 6] = [
     Mode::Default,
@@ -21,6 +21,7 @@ const AGENTS: [AgentKind; 2] = [AgentKind::Main, AgentKind::Subagent];
 
 pub(super) fn condition(literals: &Literals, approvals: Approvals) -> Result<Expr, AnalysisError> {
     let modes: Vec<&str> = MODES.iter().map(|mode| mode.as_str()).collect();
+    let attestations: Vec<&str> = Attestation::ALL.iter().map(|a| a.as_str()).collect();
     let mut parts = vec![
         match approvals {
             Approvals::None => "context.approvals.isEmpty()".to_string(),
@@ -34,6 +35,13 @@ pub(super) fn condition(literals: &Literals, approvals: Approvals) -> Result<Exp
         // What a caller may claim (`facts::caller`): modes and agent kinds there are.
         format!("[{}].containsAll(context.caller.modes)", quoted(&modes)),
         r#"["main", "subagent"].containsAll(context.caller.agents)"#.to_string(),
+        // A9: `facts::Attestation`'s values, and `none` only where nothing is attested (the
+        // HTTP API and the hook), which `mcp.require_attestation` never covers.
+        one_of("context.session.attestation", &attestations),
+        implies(
+            r#"context.session.attestation == "none""#,
+            "!context.session.attestation_required",
+        ),
         format!(
             "context.session.bypass == ({})",
             truth_table(Session::bypass)

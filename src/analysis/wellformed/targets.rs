@@ -5,7 +5,7 @@
 //! say it: for every string the policies look for in `segments`, when it is there and when it
 //! cannot be.
 
-use super::{implies, one_of, parse_all, Literals};
+use super::{implies, one_of, parse_all, patterns, Literals};
 use crate::analysis::environments::Environment;
 use crate::analysis::expr::{self, Expr, Pattern};
 use crate::analysis::AnalysisError;
@@ -51,6 +51,14 @@ pub(super) fn condition(
     }
     for literal in &literals.segments {
         condition = expr::and(condition, segment(literal));
+    }
+    // Untied, a `lowercase` the policies match is still one a call produces (the path written
+    // in lower case); the ties matter, and cost solver time, only when a policy reads the path.
+    if !literals.path_patterns.is_empty() || !literals.paths.is_empty() {
+        condition = expr::and(
+            condition,
+            patterns::lowercase_ties(&literals.lowercase_patterns, &literals.path_patterns),
+        );
     }
     for literal in &literals.paths {
         let lowered = literal.to_lowercase();

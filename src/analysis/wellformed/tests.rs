@@ -178,3 +178,98 @@ fn i21_every_real_call_of_the_corpus_is_well_formed() {
         "{calls} calls, {targets} targets"
     );
 }
+
+/// Issue 38 §2: the facts derived from a path are tied to it by their definitions for the
+/// patterns the policies use: real calls (an upper-case `.PEM`, a Kelvin sign, a `./secrets/`
+/// write) are well formed, and a `lowercase` or `resolved_path` no call derives is not.
+#[test]
+fn i38_derived_path_facts_are_tied_to_the_path_by_their_definitions() {
+    use crate::authz::Source;
+    let extra = r#"
+@id("t.pem") @reason("pem")
+forbid (principal, action == Action::"write_target", resource)
+when { context.lowercase like "*.pem" || context.lowercase like "*.key" || context.path like "*.Crt" };
+@id("t.secrets") @reason("secrets")
+forbid (principal, action == Action::"project_write", resource)
+when { context.projects.resolved_path like "secrets/*" };
+"#;
+    let mut sources = baseline::policy_sources();
+    sources.push(Source::new("extra.cedar", extra.to_string()));
+    let snapshot = PolicySnapshot::load(&baseline::schema_source(), &sources).unwrap();
+    let schema: Schema = baseline::schema_source().text.parse().unwrap();
+    let all = environments(&schema);
+    let literals = Literals::of(&[&snapshot]);
+    let pattern = |text: &str| -> Vec<Option<char>> {
+        text.chars().map(|c| (c != '*').then_some(c)).collect()
+    };
+    for lowercase in ["*.pem", "*.key"] {
+        assert!(literals.lowercase_patterns.contains(&pattern(lowercase)));
+    }
+    assert!(literals.resolved_patterns.contains(&pattern("secrets/*")));
+
+    let target_env = environment(&all, "Agent", "write_target", "DesignProject");
+    let targets = condition(target_env, &literals, Approvals::None).unwrap();
+    let principal = uid(&EntityRef::new("Agent", "main"));
+    let project = uid(&EntityRef::new("DesignProject", "p1"));
+    let write_target = uid(&EntityRef::action("write_target"));
+    let target =
+        |path: &str| TargetContext::of(&crate::paths::target_facts(path), "p1", "write_files");
+    let decide = |context: &TargetContext| {
+        holds(
+            &targets,
+            (&principal, &write_target, &project),
+            context.to_cedar_context().unwrap(),
+            snapshot.action_entities(),
+        )
+    };
+    for path in ["keys/a.PEM", "a.\u{212A}EY", "a.pem", "b.CRT", "notes.md"] {
+        decide(&target(path)).unwrap_or_else(|error| panic!("{path}: {error}"));
+    }
+    let mut unreal = target("a.pxm");
+    unreal.lowercase = "a.pem".to_string();
+    assert!(
+        decide(&unreal).is_err(),
+        "lowercase `a.pem` of path `a.pxm`"
+    );
+    let mut unreal = target("a.Crt");
+    unreal.lowercase = "a.txt".to_string();
+    assert!(
+        decide(&unreal).is_err(),
+        "lowercase `a.txt` of path `a.Crt`"
+    );
+
+    let write_env = environment(&all, "Agent", "project_write", "AttachedProject");
+    let writes = condition(write_env, &literals, Approvals::None).unwrap();
+    let scenario: Scenario = serde_json::from_value(serde_json::json!({
+        "now": "2026-11-30T10:00:00Z",
+        "environment": {"attached_project": "p1", "session_token": true},
+        "state": {"projects": {"scopes": [], "knowledge_size": 0, "max_knowledge_size": 100000,
+                               "docs": [], "files": []}},
+        "call": {"tool": "Projects", "input": {"method": "project_write",
+                 "path": "./secrets/a.md", "content": "x"}}
+    }))
+    .unwrap();
+    let facts: CallFacts = gather(&scenario).unwrap().unwrap();
+    let write = |context: &crate::authz::context::CallContext| {
+        holds(
+            &writes,
+            (
+                &uid(&facts.principal),
+                &uid(&EntityRef::action("project_write")),
+                &uid(&facts.resource),
+            ),
+            cedar_context(context, &Tree::Whole).unwrap(),
+            snapshot.action_entities(),
+        )
+    };
+    write(&facts.context).unwrap();
+    let mut unreal = (*facts.context).clone();
+    let SurfaceContext::Projects(projects) = &mut unreal.surface else {
+        panic!("a Projects call");
+    };
+    projects.path = "./other/a.md".to_string();
+    assert!(
+        write(&unreal).is_err(),
+        "`./other/a.md` resolved to `secrets/a.md`"
+    );
+}

@@ -10,7 +10,7 @@ use super::DiffArgs;
 use crate::analysis::render::set;
 use crate::analysis::{Category, DiffReport, Finding};
 use crate::audit::replay::ReplayReport;
-use crate::cli::replay::report::{json_body, print_change, print_transitions};
+use crate::cli::replay::report::{json_body, kind_counts, print_change, print_transitions};
 
 /// Everything one `diff` run shows.
 pub(super) struct Shown<'a> {
@@ -182,8 +182,12 @@ fn with_files(findings: &[Finding], files: &[Option<PathBuf>]) -> Vec<Value> {
 
 fn print_replay(report: &ReplayReport) {
     println!(
-        "\nreplay on BEFORE and on AFTER: {} records ({} decisions), {} changed",
-        report.records, report.decisions, report.changed
+        "\nreplay on BEFORE and on AFTER: {} records ({} decisions), {} changed: {}; {} set exit 5 (looser or another card)",
+        report.records,
+        report.decisions,
+        report.changed,
+        kind_counts(report),
+        report.widened()
     );
     print_transitions(report, "BEFORE", "AFTER");
     for change in &report.changes {

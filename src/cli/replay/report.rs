@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::analysis::render::set;
 use crate::audit::record::{PolicySetV1, Verdict};
-use crate::audit::replay::{Change, ReplayReport, ReplaySets};
+use crate::audit::replay::{Change, ChangeKind, ReplayReport, ReplaySets};
 use crate::sources::{self, PolicyArgs};
 
 pub fn print_json(
@@ -45,6 +45,8 @@ pub fn json_body(report: &ReplayReport) -> Value {
         "records": report.records,
         "decisions": report.decisions,
         "changed": report.changed,
+        "kinds": report.kinds,
+        "widened": report.widened(),
         "logged": report.logged,
         "problem_counts": problems,
         "problems": report.problems,
@@ -61,8 +63,11 @@ pub fn print_table(
 ) {
     if !only_changes {
         println!(
-            "replayed {} records ({} decisions): {} changed",
-            report.records, report.decisions, report.changed
+            "replayed {} records ({} decisions): {} changed ({})",
+            report.records,
+            report.decisions,
+            report.changed,
+            kind_counts(report)
         );
         let logged: Vec<String> = report
             .logged
@@ -134,10 +139,21 @@ pub fn print_transitions(report: &ReplayReport, rows: &str, columns: &str) {
     }
 }
 
-/// One changed decision: its outcomes, where it is, and both sides' policies and reasons.
+/// How many changes of each kind: `1 looser, 0 card, 2 stricter, 4 renamed`.
+pub fn kind_counts(report: &ReplayReport) -> String {
+    ChangeKind::ALL
+        .iter()
+        .map(|kind| format!("{} {}", report.count(*kind), kind.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One changed decision: how it changed, its outcomes, where it is, and both sides' policies
+/// and reasons.
 pub fn print_change(change: &Change) {
     println!(
-        "{} {} → {}  {}  {}/{}  project {}  ({}:{})",
+        "[{}] {} {} → {}  {}  {}/{}  project {}  ({}:{})",
+        change.kind.as_str(),
         change.id,
         change.old.decision.as_str(),
         change.new.decision.as_str(),

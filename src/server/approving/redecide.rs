@@ -48,16 +48,7 @@ fn same_card(now: &Approval, approved: &Approval) -> bool {
 }
 
 fn also_given(card: &Approval, given: &[ApprovalKind]) -> bool {
-    also(card).iter().all(|kind| given.contains(kind))
-}
-
-fn also(card: &Approval) -> &[ApprovalKind] {
-    match card {
-        Approval::Consent { also, .. }
-        | Approval::Grant { also, .. }
-        | Approval::Plan { also, .. }
-        | Approval::Batch { also, .. } => also,
-    }
+    card.also().iter().all(|kind| given.contains(kind))
 }
 
 fn without_also(card: &Approval) -> Approval {

@@ -75,8 +75,9 @@ pub fn facts_of(view: &ApprovalView) -> ApprovalFacts {
     let kind = view.card.kind();
     let mut kinds = vec![kind.as_str().to_string()];
     kinds.extend(
-        super::also(&view.card)
-            .into_iter()
+        view.card
+            .also()
+            .iter()
             .map(|kind| kind.as_str().to_string()),
     );
     kinds.sort();
