@@ -614,6 +614,56 @@ async fn mcp_stateless_ask_answers_input_required_with_the_approval_link_and_the
     assert!(text_of(&again).contains("already used"), "{again}");
 }
 
+/// Concern 6 of findings/trust-2026-12-04.md: the `requestState` digest is over the call in a
+/// canonical form, so a retry whose arguments carry the same keys in another order (a client or
+/// proxy that rebuilt the object) is held and answered, not refused as `does not verify`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concern_6_a_retry_with_its_arguments_in_another_key_order_is_held() {
+    let gateway = Gateway::start_with(|raw| quick_holds(raw, 30)).await;
+    gateway.record_consent().await;
+    let mut client = McpClient::stateless(&gateway, Some(AGENT));
+    client.capabilities = json!({"elicitation": {"url": {}}});
+    let inner = write_args("p1", &["order.html"]);
+    let arguments = json!({"operation": "write_files", "arguments": inner});
+    let first = client
+        .request(
+            "tools/call",
+            json!({"name": "ClaudeDesign", "arguments": arguments}),
+        )
+        .await;
+    let result = first.response(1)["result"].clone();
+    assert_eq!(result["resultType"], "input_required", "{first:?}");
+    let state = result["requestState"].as_str().unwrap().to_string();
+    let id = pending_approval(&gateway).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The same call, every object's keys reversed.
+    let reversed_inner: serde_json::Map<String, Value> = inner
+        .as_object()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    let reordered = json!({"arguments": reversed_inner, "operation": "write_files"});
+    assert_ne!(
+        serde_json::to_string(&reordered).unwrap(),
+        serde_json::to_string(&arguments).unwrap()
+    );
+    let retry = json!({"name": "ClaudeDesign", "arguments": reordered, "requestState": state,
+        "inputResponses": {"askgate_approval": {"action": "accept"}}});
+    let approve = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(gateway.approve(&id).await.status, 200);
+    };
+    let ((held, _), ()) = tokio::join!(client.call_with_params(retry), approve);
+    assert!(!text_of(&held).contains("does not verify"), "{held}");
+    assert_eq!(held["isError"], false, "{held}");
+    assert!(text_of(&held).contains("order.html"), "{held}");
+    assert_eq!(gateway.stats().await["grant_posts"], 1);
+}
+
 /// The retry of a 2026-07-28 ask that comes while the approved call is still running (a slow
 /// upstream, or a loaded machine) is held until the run ends and answers its result. Found by
 /// the real-client tests under load: the retry answered "it did not run" while the approved
