@@ -614,17 +614,14 @@ async fn mcp_stateless_ask_answers_input_required_with_the_approval_link_and_the
     assert!(text_of(&again).contains("already used"), "{again}");
 }
 
-/// Concern 6 of findings/trust-2026-12-04.md: the `requestState` digest is over the call in a
-/// canonical form, so a retry whose arguments carry the same keys in another order (a client or
-/// proxy that rebuilt the object) is held and answered, not refused as `does not verify`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concern_6_a_retry_with_its_arguments_in_another_key_order_is_held() {
-    let gateway = Gateway::start_with(|raw| quick_holds(raw, 30)).await;
-    gateway.record_consent().await;
-    let mut client = McpClient::stateless(&gateway, Some(AGENT));
+/// A 2026-07-28 client (URL elicitation declared) whose `ClaudeDesign` call with `arguments`
+/// asks: the client, the sealed `requestState` and the pending approval's id.
+async fn asked_with_a_link<'a>(
+    gateway: &'a Gateway,
+    arguments: &Value,
+) -> (McpClient<'a>, String, String) {
+    let mut client = McpClient::stateless(gateway, Some(AGENT));
     client.capabilities = json!({"elicitation": {"url": {}}});
-    let inner = write_args("p1", &["order.html"]);
-    let arguments = json!({"operation": "write_files", "arguments": inner});
     let first = client
         .request(
             "tools/call",
@@ -634,10 +631,23 @@ async fn concern_6_a_retry_with_its_arguments_in_another_key_order_is_held() {
     let result = first.response(1)["result"].clone();
     assert_eq!(result["resultType"], "input_required", "{first:?}");
     let state = result["requestState"].as_str().unwrap().to_string();
-    let id = pending_approval(&gateway).await["id"]
+    let id = pending_approval(gateway).await["id"]
         .as_str()
         .unwrap()
         .to_string();
+    (client, state, id)
+}
+
+/// Concern 6 of findings/trust-2026-12-04.md: the `requestState` digest is over the call in a
+/// canonical form, so a retry whose arguments carry the same keys in another order (a client or
+/// proxy that rebuilt the object) is held and answered, not refused as `does not verify`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concern_6_a_retry_with_its_arguments_in_another_key_order_is_held() {
+    let gateway = Gateway::start_with(|raw| quick_holds(raw, 30)).await;
+    gateway.record_consent().await;
+    let inner = write_args("p1", &["order.html"]);
+    let arguments = json!({"operation": "write_files", "arguments": inner.clone()});
+    let (mut client, state, id) = asked_with_a_link(&gateway, &arguments).await;
     // The same call, every object's keys reversed.
     let reversed_inner: serde_json::Map<String, Value> = inner
         .as_object()
@@ -672,23 +682,9 @@ async fn concern_6_a_retry_with_its_arguments_in_another_key_order_is_held() {
 async fn mcp_stateless_retry_while_the_approved_call_runs_waits_for_its_result() {
     let gateway = Gateway::start_with(|raw| quick_holds(raw, 30)).await;
     gateway.record_consent().await;
-    let mut client = McpClient::stateless(&gateway, Some(AGENT));
-    client.capabilities = json!({"elicitation": {"url": {}}});
     let arguments =
         json!({"operation": "write_files", "arguments": write_args("p1", &["slow.html"])});
-    let first = client
-        .request(
-            "tools/call",
-            json!({"name": "ClaudeDesign", "arguments": arguments}),
-        )
-        .await;
-    let result = first.response(1)["result"].clone();
-    assert_eq!(result["resultType"], "input_required", "{first:?}");
-    let state = result["requestState"].as_str().unwrap().to_string();
-    let id = pending_approval(&gateway).await["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (mut client, state, id) = asked_with_a_link(&gateway, &arguments).await;
     // The approved write takes 1.5 s upstream; the retry comes while it runs.
     gateway
         .fault(json!({"fault": "delay", "ms": 1500, "tool": "write_files"}))
