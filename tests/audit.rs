@@ -2,6 +2,7 @@
 //! the reader's problem reports, replay and `askgate log` through the binary.
 
 mod fixtures;
+mod replicas;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

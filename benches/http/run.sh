@@ -18,7 +18,8 @@
 # The logged cases (issue 24): a second `askgate serve --log-dir LOG_DIR` (fsync, group commit)
 # with its own consent, grant and plans, measured beside the unlogged one in every round
 # (*-log after its unlogged twin). After the rounds: the logged serve's log phases from
-# /metrics (askgate_log_*: per batch and per record), the bytes per record by kind in LOG_DIR,
+# /metrics (askgate_log_*: per batch and per record; the hash chain's share of the serve's CPU),
+# the bytes per record by kind in LOG_DIR,
 # and the physical limit of LOG_DIR's disk the same minute (benches/http/fsync.py: a write +
 # fdatasync loop, one lane and several overlapping ones, as several writer threads do).
 #
@@ -481,12 +482,15 @@ echo "askgate VmRSS after the rounds: $((RSS_AFTER_ROUNDS / 1024)) MiB"
 
 if [ "$LOGGED" = 1 ]; then
   curl -s "localhost:$LOG_PORT/metrics" > "$WORK/log-metrics.txt"
+  # The logged serve's CPU over its whole life (user + system), for the chain's share of it.
+  LOGGED_CPU=$(awk -v tck="$(getconf CLK_TCK)" '{print ($14 + $15) / tck}' "/proc/$LOGGED_SERVE/stat")
   kill "$LOGGED_SERVE"
   wait "$LOGGED_SERVE" 2>/dev/null || true
-  LINE_BYTES=$(python3 - "$LOG_DIR" "$WORK/log-metrics.txt" <<'PY'
+  LINE_BYTES=$(python3 - "$LOG_DIR" "$WORK/log-metrics.txt" "$LOGGED_CPU" <<'PY'
 import glob, json, os, re, sys
 from collections import defaultdict
-log_dir, metrics = sys.argv[1:]
+log_dir, metrics, cpu = sys.argv[1:]
+cpu = float(cpu)
 sizes = defaultdict(list)
 for path in sorted(glob.glob(os.path.join(log_dir, "decisions-*.jsonl"))):
     with open(path, "rb") as f:
@@ -514,6 +518,10 @@ print("|---|---:|---:|", file=out)
 for phase in ("wait", "write", "sync", "wake"):
     total = seconds.get(phase, 0.0)
     print(f"| {phase} | {total / max(batches, 1) * 1e3:.3f} | {total / max(lines, 1) * 1e6:.1f} |", file=out)
+chain = value("askgate_log_chain_seconds_total")
+print(f"\nthe hash chain and its checkpoints (issue 37; part of the write phase): {chain / max(lines, 1) * 1e6:.2f} µs per line, "
+      f"{chain:.3f} s in all = {chain / max(cpu, 1e-9) * 100:.2f}% of the logged serve's CPU over the run ({cpu:.1f} s), "
+      f"the most the chain can take from its logged throughput when CPU bounds it", file=out)
 buckets = {m[0]: float(m[1]) for m in re.findall(r'^askgate_log_commit_seconds_bucket\{le="([^"]+)"\} (\S+)$', text, re.M)}
 slow = buckets.get("+Inf", 0.0) - buckets.get("0.005", 0.0)
 within = next((le for le, n in buckets.items() if n >= buckets.get("+Inf", 0.0)), "+Inf")

@@ -11,8 +11,10 @@
 #   projects-read Projects project_read `notes.md`    (allow)
 #   denied        ClaudeDesign copy_files, no token   (deny, design.tokenless-copy)
 # in rounds until at least $RECORDS decisions were answered. It stops the service (SIGINT,
-# graceful), then replays the log against the same (embedded) policies with --jobs 1 and
-# --jobs 2 and asserts: exit 0 (nothing changed), records >= $RECORDS, no problem lines.
+# graceful), checks it with `askgate log verify` (every chain whole and signed), then replays
+# the log against the same (embedded) policies with --jobs 1 and --jobs 2 and asserts: exit 0
+# (nothing changed), records >= $RECORDS, no problem lines, no broken-chain warning. It prints
+# the hash chain's cost: the writer's time on it per line and as a share of the serve's CPU.
 # Replay throughput includes reading, decoding and comparing; `replay --stats` also times raw
 # `decide` on the same decoded facts, with the snapshot's answer cache warm and (on a sample) emptied
 # before each decision, so both ratios are printed.
@@ -106,6 +108,15 @@ while [ "$ANSWERED" -lt "$RECORDS" ]; do
 done
 LOAD_SECONDS=$(python3 -c "import time; print(f'{time.time() - $LOAD_STARTED:.1f}')")
 
+# The hash chain's cost (issue 37): the writer's time on it, against the serve's CPU over
+# the load (user + system, its whole life: start-up is a fraction of a second of it).
+CHAIN=$(curl -sf -m 5 "$URL/metrics" | python3 -c '
+import re, sys
+text = sys.stdin.read()
+value = lambda name: float(re.search(rf"^{name} (\S+)$", text, re.M).group(1))
+print(value("askgate_log_chain_seconds_total"), value("askgate_log_lines_total"))')
+SERVE_CPU=$(awk -v tck="$(getconf CLK_TCK)" '{print ($14 + $15) / tck}' "/proc/$SERVE/stat")
+
 # Graceful stop (the service handles SIGINT); SIGKILL if it does not exit in 10 s.
 kill -INT "$SERVE"
 for _ in $(seq 100); do kill -0 "$SERVE" 2>/dev/null || break; sleep 0.1; done
@@ -135,11 +146,19 @@ minimum, jobs = int(sys.argv[3]), sys.argv[4]
 assert report["records"] >= minimum, f"only {report['records']} records"
 assert report["changed"] == 0, report["changes"][:3]
 assert not report["problems"], report["problems"][:3]
+assert not any("chain" in warning for warning in report.get("warnings", [])), report["warnings"]
 m = re.search(r"replayed (\d+) records in ([\d.]+)s: (\d+) records/s", err)
 assert m, err
 print(f"{jobs} {report['records']} {report['decisions']} {m.group(2)} {m.group(3)}")
 PY
 }
+# The log verifies: every chain whole, every checkpoint signed (the last one at the stop).
+VERIFY_STARTED=$(date +%s.%N)
+timeout "$STEP_TIMEOUT" "$BIN" log verify "$LOGS" >"$WORK/verify.out" 2>&1 \
+  || { echo "replay bench: log verify failed" >&2; tail -20 "$WORK/verify.out" >&2; exit 1; }
+VERIFY_SECONDS=$(python3 -c "import time; print(f'{time.time() - $VERIFY_STARTED:.1f}')")
+grep -q "^verify: ok" "$WORK/verify.out" || { cat "$WORK/verify.out" >&2; exit 1; }
+
 replay 1 >"$WORK/replay-1.line"
 replay 2 >"$WORK/replay-2.line"
 read -r _ RECORDS_1 DECISIONS_1 SECONDS_1 RATE_1 <"$WORK/replay-1.line"
@@ -160,4 +179,8 @@ echo "| raw decide on the same decisions (1 thread, answer cache warm) | $RAW de
 echo "| raw decide, answer cache emptied before each (1 thread, sample) | $COLD decisions/s |"
 python3 -c "print(f'| replay (1 job) / raw decide, cache warm | {$RATE_1 / $RAW:.0%} |')"
 python3 -c "print(f'| replay (1 job) / raw decide, cache cold | {$RATE_1 / $COLD:.0%} |')"
+read -r CHAIN_SECONDS CHAIN_LINES <<<"$CHAIN"
+python3 -c "print(f'| hash chain and checkpoints, writer time per line | {$CHAIN_SECONDS / max($CHAIN_LINES, 1) * 1e6:.2f} µs |')"
+python3 -c "print(f'| hash chain / serve CPU over the load (the most it takes from logged throughput) | {$CHAIN_SECONDS / $SERVE_CPU:.2%} of {$SERVE_CPU:.1f} s |')"
+echo "| askgate log verify of the whole log | ${VERIFY_SECONDS}s |"
 echo "replay bench: ok"

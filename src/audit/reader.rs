@@ -1,6 +1,7 @@
 //! audit::reader: reads decision logs back — expands directories to every replica's log files
 //! (by replica, then sequence) and splits lines, marking a last line without a newline as
-//! torn; `decode` turns each line into a record or reports every line it cannot trust (torn,
+//! torn; which files are which replica's is `streams`'s, reading replicas as one log by time
+//! `merge`'s; `decode` turns each line into a record or reports every line it cannot trust (torn,
 //! malformed, foreign version, unknown kind) by file and line number. It reads only regular
 //! files of at most [`MAX_READ_FILE_BYTES`] (P10), never panics on any
 //! bytes and never reads a torn last line as a record. A line's chain fields are taken off
@@ -10,13 +11,15 @@
 //! byte, and anything but zeros after it is one more line (malformed), so nothing hides behind it.
 
 mod decode;
+mod merge;
+mod streams;
 
 use std::path::{Path, PathBuf};
 
 use super::chain::notes::is_log_own;
-use super::files::all_log_files;
 
 pub use decode::{decode, parse_record, LogLine, Problem, ProblemKind};
+pub use streams::{log_streams, LogFile, Stream, Window};
 
 /// A path named on the command line cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,30 +38,22 @@ pub struct RawLine<'a> {
     pub torn: bool,
 }
 
-/// The files `paths` name: files as given, directories as their log files
-/// (every replica's, by replica then sequence).
+/// The files `paths` name: every replica's (`streams`), by replica then sequence.
 pub fn log_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
-    let mut files = Vec::new();
-    for path in paths {
-        let unreadable = |error: std::io::Error| ReadError {
-            path: path.display().to_string(),
-            message: error.to_string(),
-        };
-        let metadata = std::fs::metadata(path).map_err(unreadable)?;
-        if metadata.is_dir() {
-            let listed = all_log_files(path).map_err(unreadable)?;
-            files.extend(listed.into_iter().map(|(_, _, file)| file));
-        } else {
-            files.push(path.clone());
-        }
-    }
-    Ok(files)
+    Ok(log_streams(paths)?
+        .into_iter()
+        .flat_map(|stream| stream.files.into_iter().map(|(_, file)| file))
+        .collect())
 }
 
-/// Every line of every log `paths` name, in order, as records or problems.
+/// Every line of every log `paths` name, as records or problems: each replica's lines in
+/// their order, the replicas' merged by decision time (`merge`).
 pub fn read_log(paths: &[PathBuf]) -> Result<impl Iterator<Item = LogLine>, ReadError> {
-    let files = log_files(paths)?;
-    Ok(files.into_iter().flat_map(|file| read_file(&file)))
+    let streams = log_streams(paths)?
+        .into_iter()
+        .map(|stream| stream.files.into_iter().map(|(_, file)| file).collect())
+        .collect();
+    Ok(merge::by_time(streams))
 }
 
 /// The largest log file a reader takes (P10): the writer rotates at `max_file_bytes` (64 MiB

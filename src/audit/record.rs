@@ -230,6 +230,16 @@ impl Record {
         }
     }
 
+    /// When it was written: RFC 3339 in UTC with milliseconds (`format_time`), so the text
+    /// sorts as the time does.
+    pub fn time(&self) -> &str {
+        match self {
+            Self::Decision(record) => &record.time,
+            Self::Approval(record) => &record.time,
+            Self::Outcome(record) => &record.time,
+        }
+    }
+
     /// The decision this record belongs to (its own id for a decision).
     pub fn decision_id(&self) -> &str {
         match self {

@@ -3,7 +3,8 @@
 //! between two policy sets (`compare`, the replay half of `diff`). Each record is decided on
 //! the set of its own kind (live or hook-mode, `ReplaySets`), and the report says which
 //! snapshots wrote the log. Pure: the caller reads the files and owns the clock; lines are
-//! split across threads for speed.
+//! split across threads for speed, and the changes come in decision time order (several
+//! replicas read as one), log order among equal times.
 
 use std::collections::BTreeMap;
 
@@ -270,6 +271,10 @@ fn run(logs: &[LogText], jobs: usize, judge: &Judge<'_>) -> ReplayReport {
             }
         }
     });
+    // Several replicas' logs read as one: by decision time, log order among equal times.
+    total
+        .changes
+        .sort_by(|one, other| one.time.cmp(&other.time));
     finish(total)
 }
 

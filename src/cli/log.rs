@@ -1,9 +1,10 @@
 //! cli::log: `askgate log tail|show|stats LOG...` — decision logs read as a person would.
 //! Lines that are not records are reported on stderr and skipped; an unreadable log exits 4,
-//! an unknown decision id (`show`) exits 1, a bad filter exits 2. `log verify` checks the
-//! logs' chains and signatures (`verify`).
+//! an unknown decision id (`show`) exits 1, a bad filter exits 2. Several replicas' logs are
+//! read as one, merged by decision time. `log verify` checks the logs' chains and signatures
+//! (`verify`); the other commands warn on stderr when a chain does not hold.
 
-mod verify;
+pub mod verify;
 
 use std::path::PathBuf;
 
@@ -125,6 +126,9 @@ fn with_records(logs: &[PathBuf], then: impl FnOnce(&[Record]) -> u8) -> u8 {
     }
     if unreadable {
         return EXIT_IO;
+    }
+    if let Some(warning) = verify::broken_chain(logs) {
+        eprintln!("warning: {warning}");
     }
     then(&records)
 }

@@ -3,7 +3,8 @@
 //! from the same directories) and prints the report as a table or JSON, warning when the log
 //! was written by other snapshots than the replay's. Exit 0 when nothing changed, 5 when a
 //! decision changed, 4 when a log cannot be read or holds no readable record, 3 when the
-//! policies do not load. Problem lines of a log that has records are reported but do not
+//! policies do not load. A log whose hash chain does not hold is a warning (the replay still
+//! runs: `log verify` says what is wrong). Problem lines of a log that has records are reported but do not
 //! change the exit code. The log reading and the report are shared with `diff --replay`.
 
 pub mod logs;
@@ -88,10 +89,16 @@ pub fn run(args: &ReplayArgs) -> u8 {
         return EXIT_POLICIES;
     };
     let jobs = args.jobs.unwrap_or_else(default_jobs);
-    let started = Instant::now();
-    let report = replay(&logs, &loaded.sets(), jobs);
-    let elapsed = started.elapsed();
-    let warnings = report::warnings(&report, &loaded.sets(), &args.logs, &args.policies);
+    let (report, elapsed, broken) = std::thread::scope(|scope| {
+        // The chains are checked beside the replay, on the same files.
+        let chain = scope.spawn(|| super::log::verify::broken_chain(&args.logs));
+        let started = Instant::now();
+        let report = replay(&logs, &loaded.sets(), jobs);
+        let elapsed = started.elapsed();
+        (report, elapsed, chain.join().ok().flatten())
+    });
+    let mut warnings = report::warnings(&report, &loaded.sets(), &args.logs, &args.policies);
+    warnings.extend(broken);
     for warning in &warnings {
         eprintln!("warning: {warning}");
     }

@@ -7,7 +7,7 @@
 //! files are gone, records not yet signed) is said as such. It reads whole files into memory and
 //! changes nothing.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use ed25519_dalek::VerifyingKey;
@@ -15,8 +15,7 @@ use ed25519_dalek::VerifyingKey;
 use super::checkpoint::{self, Invalid};
 use super::notes::{ChainNote, NoteEvent, CHECKPOINT_KIND, NOTE_KIND};
 use super::{split, LineHash, Link};
-use crate::audit::files::{all_log_files, parse_log_name};
-use crate::audit::reader::{parse_record, split_lines, ReadError};
+use crate::audit::reader::{log_streams, parse_record, split_lines, LogFile, ReadError, Window};
 
 /// What a finding is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -112,68 +111,34 @@ fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     crate::audit::reader::read_bytes(path).map_err(std::io::Error::other)
 }
 
-/// A log file and its sequence number, if its name gives one.
-type LogFile = (Option<u64>, PathBuf);
-
 /// The most findings reported for one chain (the rest are counted in one more).
 const MAX_FINDINGS: usize = 100;
 
 /// Verifies every chain in `paths` (directories: every replica's files; files: grouped by the
 /// replica their name gives). With `keys`, a checkpoint must be signed by one of them.
 pub fn verify(paths: &[PathBuf], keys: &[VerifyingKey]) -> Result<Report, ReadError> {
-    let mut chains: BTreeMap<(String, String), Vec<LogFile>> = BTreeMap::new();
-    for path in paths {
-        let unreadable = |error: std::io::Error| ReadError {
-            path: path.display().to_string(),
-            message: error.to_string(),
-        };
-        let metadata = std::fs::metadata(path).map_err(unreadable)?;
-        if metadata.is_dir() {
-            for (replica, sequence, file) in all_log_files(path).map_err(unreadable)? {
-                crate::audit::reader::readable(&file).map_err(|message| ReadError {
-                    path: file.display().to_string(),
-                    message,
-                })?;
-                let replica = replica.map_or("-".to_string(), |id| id.as_str().to_string());
-                chains
-                    .entry((path.display().to_string(), replica))
-                    .or_default()
-                    .push((Some(sequence), file));
-            }
-        } else {
-            crate::audit::reader::readable(path).map_err(|message| ReadError {
-                path: path.display().to_string(),
-                message,
-            })?;
-            let parent = path
-                .parent()
-                .unwrap_or(Path::new("."))
-                .display()
-                .to_string();
-            let name = path
-                .file_name()
-                .map(|name| name.to_string_lossy().into_owned());
-            let parsed = name.as_deref().and_then(parse_log_name);
-            let (replica, sequence) = match parsed {
-                Some((replica, sequence)) => (
-                    replica.map_or("-".to_string(), |id| id.as_str().to_string()),
-                    Some(sequence),
-                ),
-                None => (path.display().to_string(), None),
-            };
-            chains
-                .entry((parent, replica))
-                .or_default()
-                .push((sequence, path.clone()));
-        }
+    verify_within(paths, keys, Window::default())
+}
+
+/// [`verify`] of the files that hold records of `window` (`Stream::within`): each chain is
+/// checked whole across them, and a chain that starts before the window is a note.
+pub fn verify_within(
+    paths: &[PathBuf],
+    keys: &[VerifyingKey],
+    window: Window,
+) -> Result<Report, ReadError> {
+    let streams = log_streams(paths)?;
+    for stream in &streams {
+        stream.check()?;
     }
     let mut report = Report::default();
-    for ((dir, replica), mut files) in chains {
-        files.sort();
-        files.dedup();
-        let mut walk = Walk::new(keys, &files);
-        walk.summary.name = format!("{dir} replica {replica}");
-        walk.run(&files);
+    for stream in streams {
+        let total = stream.files.len();
+        let stream = stream.within(window);
+        let mut walk = Walk::new(keys, &stream.files);
+        walk.windowed = total != stream.files.len();
+        walk.summary.name = stream.name;
+        walk.run(&stream.files);
         walk.finish();
         report.findings.extend(walk.findings);
         report.chains.push(walk.summary);
@@ -216,6 +181,8 @@ struct Walk<'a> {
     /// Records since the last valid checkpoint, and its place.
     unsigned: u64,
     last_checkpoint: Option<String>,
+    /// Files outside a `--from`/`--to` window were left out.
+    windowed: bool,
 }
 
 impl<'a> Walk<'a> {
@@ -256,6 +223,7 @@ impl<'a> Walk<'a> {
             first_unchained: None,
             unsigned: 0,
             last_checkpoint: None,
+            windowed: false,
         }
     }
 
@@ -277,10 +245,15 @@ impl<'a> Walk<'a> {
             let shown = path.display().to_string();
             match (previous, *sequence) {
                 (None, Some(first)) if first > 1 => {
+                    let why = if self.windowed {
+                        "the files before it hold no record of the --from/--to window and were not read"
+                    } else {
+                        "the files before it are not here (removed?)"
+                    };
                     self.report(
                         FindingKind::StartsLate,
                         &shown,
-                        format!("the log starts at file sequence {first}: the files before it are not here (removed?); its first line cannot be checked against them"),
+                        format!("the log starts at file sequence {first}: {why}; its first line cannot be checked against them"),
                     );
                     self.unknown_head();
                 }

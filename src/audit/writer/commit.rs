@@ -58,7 +58,9 @@ fn write_batch(
     while start < filling.ends.len() {
         let started = Instant::now();
         let end = segment_end(sink, filling, start)?;
-        sink.write(segment(filling, start, end))?;
+        let written = sink.write(segment(filling, start, end));
+        times.chain += sink.take_chained();
+        written?;
         if end == filling.ends.len() {
             filling.batch.written();
         }

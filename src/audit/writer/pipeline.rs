@@ -165,7 +165,9 @@ impl<'a> Hand<'a> {
         file: &std::fs::File,
     ) {
         let started = Instant::now();
-        let written = match state.writer.sink.write(&filling.bytes) {
+        let written = state.writer.sink.write(&filling.bytes);
+        times.chain += state.writer.sink.take_chained();
+        let written = match written {
             Ok(written) => written,
             Err(error) => {
                 let mut state = self.drain(state);

@@ -44,6 +44,8 @@ pub(super) struct Sink {
     chain: Chainer,
     /// The log is closing; records wait to be signed (see `ChainFlags`).
     flags: Arc<ChainFlags>,
+    /// Time spent chaining and signing since [`Sink::take_chained`] last took it.
+    chained: std::time::Duration,
 }
 
 impl Sink {
@@ -64,6 +66,7 @@ impl Sink {
             sync_handles: Vec::new(),
             chain: Chainer::new(Start::default(), options.checkpoints.clone()),
             flags,
+            chained: std::time::Duration::ZERO,
             options,
         }
     }
@@ -198,7 +201,9 @@ impl Sink {
     pub(super) fn write(&mut self, raw: &[u8]) -> Result<u64, LogError> {
         let file = self.file.as_ref().ok_or(LogError::Closed)?;
         let closing = self.flags.closing.load(Ordering::Relaxed);
-        let bytes = self.chain.chain(raw, Instant::now(), closing);
+        let started = Instant::now();
+        let bytes = self.chain.chain(raw, started, closing);
+        self.chained += started.elapsed();
         let at = self.size.saturating_add(self.pending);
         let end = at.saturating_add(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
         // Counted before the write: a partial write is cut back too.
@@ -216,6 +221,12 @@ impl Sink {
         self.room
             .after_write(file, &self.path, end, self.options.max_file_bytes);
         Ok(end - at)
+    }
+
+    /// The time the chain took (its fields, hashes and checkpoint signatures) in the writes
+    /// since the last call: the cost of the chain, in the writer's `stats`.
+    pub(super) fn take_chained(&mut self) -> std::time::Duration {
+        std::mem::take(&mut self.chained)
     }
 
     /// A failed sync of the open file, as the log reports it.

@@ -2,7 +2,8 @@
 //! lines and bytes written, the time spent in each phase of a group commit (lines waiting
 //! for the writer, writing, syncing, waking the waiters), so `/metrics` shows where the logged
 //! path spends its time, and how long each group commit took from its first line to its
-//! waiters woken, by bucket, so a stall shows too. Counters only: it must not change what is
+//! waiters woken, by bucket, so a stall shows too — and, within writing, the time the hash
+//! chain took (chain fields, hashes, checkpoint signatures), so its cost is measured. Counters only: it must not change what is
 //! written.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +30,7 @@ pub(super) struct Stats {
     write_nanos: AtomicU64,
     sync_nanos: AtomicU64,
     wake_nanos: AtomicU64,
+    chain_nanos: AtomicU64,
     commits: [AtomicU64; COMMIT_BUCKETS.len() + 1],
 }
 
@@ -52,6 +54,9 @@ pub struct LogStats {
     pub sync: Duration,
     /// Summed over batches: handing the result to the waiters.
     pub wake: Duration,
+    /// Summed over batches, part of `write`: adding the chain fields, hashing each line and
+    /// signing checkpoints.
+    pub chain: Duration,
     /// Batches by the time from their first line joining to their waiters woken (not
     /// cumulative; see [`COMMIT_BUCKETS`]).
     pub commits: CommitCounts,
@@ -64,6 +69,8 @@ pub(super) struct BatchTimes {
     pub(super) write: Duration,
     pub(super) sync: Duration,
     pub(super) wake: Duration,
+    /// Part of `write`.
+    pub(super) chain: Duration,
 }
 
 fn nanos(duration: Duration) -> u64 {
@@ -87,6 +94,8 @@ impl Stats {
             .fetch_add(nanos(times.sync), Ordering::Relaxed);
         self.wake_nanos
             .fetch_add(nanos(times.wake), Ordering::Relaxed);
+        self.chain_nanos
+            .fetch_add(nanos(times.chain), Ordering::Relaxed);
         let took = (times.wait + times.write + times.sync + times.wake).as_secs_f64();
         let bucket = COMMIT_BUCKETS
             .iter()
@@ -113,6 +122,7 @@ impl Stats {
             write: Duration::from_nanos(load(&self.write_nanos)),
             sync: Duration::from_nanos(load(&self.sync_nanos)),
             wake: Duration::from_nanos(load(&self.wake_nanos)),
+            chain: Duration::from_nanos(load(&self.chain_nanos)),
             commits: std::array::from_fn(|bucket| self.commits.get(bucket).map_or(0, load)),
         }
     }

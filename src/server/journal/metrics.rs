@@ -92,6 +92,12 @@ impl Collector for LogMetrics {
                 ("wake", stats.wake.as_secs_f64()),
             ],
         )?;
+        counter(
+            &mut encoder,
+            "askgate_log_chain_seconds",
+            "Time the decision log's writer spent on the hash chain (chain fields, hashing each line, signing checkpoints), part of its write phase.",
+            stats.chain.as_secs_f64(),
+        )?;
         let mut metric = encoder.encode_descriptor(
             "askgate_log_commit_seconds",
             "Group commits by their time from the first line joining to the waiters woken (the longest a line waited on the decision log).",
