@@ -50,7 +50,7 @@ fn corpus_records(snapshot: &PolicySnapshot) -> Vec<DecisionRecord> {
 
 fn approval(decision_id: &str) -> Record {
     Record::Approval(ApprovalRecord {
-        v: Default::default(),
+        v: askgate::audit::record::Version::CURRENT,
         kind: Default::default(),
         id: format!("a-{decision_id}"),
         time: format_time(datetime!(2026-11-30 10:00:01 UTC)),
@@ -64,7 +64,7 @@ fn approval(decision_id: &str) -> Record {
 
 fn outcome(decision_id: &str, status: OutcomeStatus) -> Record {
     Record::Outcome(OutcomeRecord {
-        v: Default::default(),
+        v: askgate::audit::record::Version::CURRENT,
         kind: Default::default(),
         id: format!("o-{decision_id}"),
         time: format_time(datetime!(2026-11-30 10:00:02 UTC)),
@@ -115,7 +115,7 @@ fn every_record_kind_round_trips_through_one_line() {
         let record = Record::Decision(Box::new(decision));
         let line = record.to_line().unwrap();
         assert_eq!(line.last(), Some(&b'\n'));
-        assert!(line.starts_with(br#"{"v":1,"kind":"decision","id":""#));
+        assert!(line.starts_with(br#"{"v":2,"kind":"decision","id":""#));
         let text = line.strip_suffix(b"\n").unwrap();
         assert_eq!(parse_record(text).unwrap(), record);
     }
@@ -278,7 +278,7 @@ fn problem_log(dir: &Path, snapshot: &PolicySnapshot) -> PathBuf {
     let good = Record::Decision(Box::new(records[0].clone()));
     let line = String::from_utf8(good.to_line().unwrap()).unwrap();
     let mut value: Value = serde_json::from_str(&line).unwrap();
-    value["v"] = json!(2);
+    value["v"] = json!(3);
     let foreign = value.to_string();
     value["v"] = json!(1);
     value["kind"] = json!("audit");

@@ -30,7 +30,9 @@
 --                 f-<run>-<thread>-<n> with granted true on every other request, actions
 --                 read and write
 --
--- Optional: TOKEN (bearer), CHECK (a plain substring every answer must hold; the script then
+-- Optional: TOKEN (bearer), TOKENS_FILE (bearer tokens, one per line, instead of TOKEN: request
+-- n of a thread presents one of them in turn, from a place that depends on the thread, so a
+-- run spreads over every token: benches/http/jwt.sh's IdP callers), CHECK (a plain substring every answer must hold; the script then
 -- counts answers without it and prints them from done()), STOP_AFTER (each thread stops after
 -- this many answers; the memory phase).
 
@@ -57,6 +59,16 @@ if case == "mcp" or case == "mcp-service" then
   wrk.headers["Mcp-Protocol-Version"] = "2026-07-28"
   wrk.headers["Mcp-Method"] = "tools/call"
   wrk.headers["Mcp-Name"] = "ClaudeDesign"
+end
+
+local tokens = nil
+local tokens_file = os.getenv("TOKENS_FILE")
+if tokens_file and tokens_file ~= "" then
+  tokens = {}
+  for line in io.lines(tokens_file) do
+    if line ~= "" then table.insert(tokens, line) end
+  end
+  assert(#tokens > 0, "no token in " .. tokens_file)
 end
 
 local threads = {}
@@ -169,6 +181,12 @@ local make = assert(bodies[case], "unknown CASE " .. case)
 
 function request()
   n = n + 1
+  if tokens then
+    local headers = {}
+    for name, value in pairs(wrk.headers) do headers[name] = value end
+    headers["Authorization"] = "Bearer " .. tokens[(n + id * 7919) % #tokens + 1]
+    return wrk.format(nil, nil, headers, make())
+  end
   return wrk.format(nil, nil, nil, make())
 end
 

@@ -145,17 +145,23 @@ pub struct DecisionRecord {
     pub agent: String,
     pub tool: String,
     pub operation: String,
+    /// Format 2 leaves out what is empty or absent here and below (format 1 wrote it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
     /// Normalized target paths (paths are logged; bodies never are).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<String>,
     pub snapshot: String,
     pub decision: Verdict,
     pub policies: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<ApprovalKindV1>,
     pub reason: String,
     /// Everything replay needs; the Cedar requests are re-derived from it.
     pub facts: FactsV1,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shadow: Option<ShadowRecord>,
     /// The set that decided (`live` is not written).
     #[serde(default, skip_serializing_if = "PolicySetV1::is_live")]
@@ -163,6 +169,21 @@ pub struct DecisionRecord {
     /// The front door the call came through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub front_door: Option<FrontDoorV1>,
+}
+
+impl DecisionRecord {
+    /// The record with what format 2 leaves out put back: the call summary's tool, operation,
+    /// project and targets are the record's own (format 1 wrote them twice).
+    pub fn completed(mut self) -> Self {
+        if self.v != Version::V1 {
+            let summary = &mut self.facts.summary;
+            summary.tool.clone_from(&self.tool);
+            summary.operation.clone_from(&self.operation);
+            summary.project_id.clone_from(&self.project);
+            summary.targets.clone_from(&self.targets);
+        }
+        self
+    }
 }
 
 /// A human's answer to an ask, linked to its decision.
@@ -282,9 +303,12 @@ mod tests {
 
     #[test]
     fn records_serialize_with_version_and_kind_first() {
-        let record = Record::Outcome(serde_json::from_str(&outcome_line("1", "outcome")).unwrap());
+        let record = Record::Outcome(serde_json::from_str(&outcome_line("2", "outcome")).unwrap());
         let line = record.to_line().unwrap();
-        assert!(line.starts_with(br#"{"v":1,"kind":"outcome","id":"o""#));
+        assert!(line.starts_with(br#"{"v":2,"kind":"outcome","id":"o""#));
+        // A record keeps the version it was read with.
+        let old = Record::Outcome(serde_json::from_str(&outcome_line("1", "outcome")).unwrap());
+        assert!(old.to_line().unwrap().starts_with(br#"{"v":1,"#));
         assert_eq!(line.last(), Some(&b'\n'));
         assert_eq!(record.decision_id(), "d");
     }

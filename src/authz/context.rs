@@ -51,6 +51,17 @@ pub struct CallerContext {
     /// What the principal did lately (`state::usage`).
     #[serde(default, skip_serializing_if = "UsageFacts::is_zero")]
     pub usage: UsageFacts,
+    /// The OAuth client the caller's token was issued to (`azp`, `client_id`), or "".
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub client: String,
+    /// The party acting for the principal now (the RFC 8693 `act` claim's `iss|sub`), or ""
+    /// when the principal acts itself.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub actor: String,
+    /// Every party of the `act` chain, the one acting now first (a set to the policies; the
+    /// log keeps the order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actors: Vec<String>,
 }
 
 fn no_attestation() -> String {
@@ -190,7 +201,7 @@ pub struct TargetContext {
     pub operation: String,
 }
 
-impl_fact!(CallerContext; principal, modes, agents, groups, email, usage);
+impl_fact!(CallerContext; principal, modes, agents, groups, email, usage, client, actor, actors);
 impl_fact!(UsageFacts; calls_minute, calls_hour, calls_day, writes_hour, writes_day, deletes_day,
     asks_hour, identical_minute);
 impl_fact!(SessionContext; agent, agent_id, mode, interactive, permission_hook, bypass_available,

@@ -22,7 +22,8 @@ pub(crate) trait Whole {
 }
 
 impl Whole for CallContext {
-    /// The record form leaves out a person's empty groups and email and zero usage (records
+    /// The record form leaves out a person's empty groups and email, zero usage, and an empty
+    /// client and `act` chain (records
     /// and snapshots of callers without them read as before); the whole form names every
     /// attribute.
     fn whole(&self) -> Result<Value, EvaluationError> {
@@ -39,6 +40,9 @@ impl Whole for CallContext {
             serde_json::to_value(self.caller.usage)
                 .map_err(|error| EvaluationError::Context(error.to_string()))?,
         );
+        caller.insert("client".into(), Value::String(self.caller.client.clone()));
+        caller.insert("actor".into(), Value::String(self.caller.actor.clone()));
+        caller.insert("actors".into(), serde_json::json!(self.caller.actors));
         Ok(whole)
     }
 }

@@ -51,6 +51,14 @@ pub struct CallerFacts {
     /// What this principal did lately (`state::usage`), stamped when the call is prepared.
     #[serde(default, skip_serializing_if = "UsageFacts::is_zero")]
     pub usage: UsageFacts,
+    /// The OAuth client the caller's token was issued to (`azp`, `client_id`), or "".
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub client: String,
+    /// The RFC 8693 `act` chain of the caller's token: who acts for the principal, the party
+    /// acting now first, each `issuer|subject` (the token's issuer when the actor names none);
+    /// empty when the principal acts itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actors: Vec<String>,
 }
 
 impl CallerFacts {
@@ -64,6 +72,8 @@ impl CallerFacts {
             groups: BTreeSet::new(),
             email: String::new(),
             usage: UsageFacts::default(),
+            client: String::new(),
+            actors: Vec::new(),
         }
     }
 
@@ -88,6 +98,9 @@ impl CallerFacts {
             groups: self.groups.clone(),
             email: self.email.clone(),
             usage: self.usage,
+            client: self.client.clone(),
+            actor: self.actors.first().cloned().unwrap_or_default(),
+            actors: self.actors.clone(),
         }
     }
 }

@@ -172,6 +172,8 @@ impl Caller {
                         principal: principal.clone(),
                         modes,
                         agents: ALL_AGENTS.into_iter().collect(),
+                        client: token.client.clone().unwrap_or_default(),
+                        actors: token.actors(),
                         ..CallerFacts::default()
                     },
                     principal,

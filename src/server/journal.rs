@@ -134,7 +134,7 @@ impl Journal {
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
         let record = ApprovalRecord {
-            v: Version,
+            v: Version::CURRENT,
             kind: ApprovalRecordKind,
             id: uuid::Uuid::new_v4().to_string(),
             time: format_time(now),
@@ -163,7 +163,7 @@ impl Journal {
             .and_then(|kind| kind.as_str())
             .map(str::to_string);
         let record = OutcomeRecord {
-            v: Version,
+            v: Version::CURRENT,
             kind: OutcomeKind,
             id: uuid::Uuid::new_v4().to_string(),
             time: format_time(now),

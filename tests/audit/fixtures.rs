@@ -4,7 +4,9 @@
 //! (allow, ask, deny, approvals approved and refused, outcomes); `corpus/` holds one decision
 //! of each distinct (tool, operation, decision, policies, approval) of the scenario corpus, so
 //! every context shape is covered. What replay says is snapshotted: a policy change that moves
-//! an old decision on purpose shows up in the snapshot's diff.
+//! an old decision on purpose shows up in the snapshot's diff. `log-v2/serve` is a real serve's
+//! file as written (chained, with its signed checkpoint); `log-v2/corpus` holds the records of
+//! `log-v1/corpus` as format 2 writes them, so the two formats are compared record for record.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +16,7 @@ use serde_json::json;
 use crate::support::baseline_snapshot;
 
 /// Every format a released build has written; add the next one, never remove one.
-const FORMATS: &[&str] = &["log-v1"];
+const FORMATS: &[&str] = &["log-v1", "log-v2"];
 const SETS: &[&str] = &["serve", "corpus"];
 
 fn fixture(format: &str, set: &str) -> PathBuf {
@@ -88,15 +90,27 @@ fn every_committed_log_format_decodes_and_replays() {
     }
 }
 
-/// The wire types still are format 1 as the fixtures hold it: every line decodes and re-encodes
+/// The lines of a committed log that are records (chain fields split off, the log's own
+/// checkpoints and notes left out), as written.
+fn record_lines(format: &str, set: &str) -> Vec<String> {
+    let file = fixture(format, set).join("decisions-000001.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    text.lines()
+        .filter(|line| !askgate::audit::chain::notes::is_log_own(line.as_bytes()))
+        .map(|line| match askgate::audit::chain::split(line.as_bytes()) {
+            Some((record, _)) => String::from_utf8(record).unwrap(),
+            None => line.to_string(),
+        })
+        .collect()
+}
+
+/// The wire types still are format 2 as the fixtures hold it: every line decodes and re-encodes
 /// to the same bytes, so no record field was renamed, dropped or reordered (the context is kept
 /// as its JSON object, so a fact added to it is not a change here).
 #[test]
-fn todays_records_encode_as_the_v1_fixture_lines() {
+fn todays_records_encode_as_the_v2_fixture_lines() {
     for set in SETS {
-        let file = fixture("log-v1", set).join("decisions-000001.jsonl");
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (number, line) in text.lines().enumerate() {
+        for (number, line) in record_lines("log-v2", set).iter().enumerate() {
             let record = askgate::audit::reader::parse_record(line.as_bytes()).unwrap();
             let encoded = record.to_line().unwrap();
             assert_eq!(
@@ -108,3 +122,37 @@ fn todays_records_encode_as_the_v1_fixture_lines() {
         }
     }
 }
+
+/// Format 2 leaves out only what format 1 said twice or said empty: each format 1 corpus record
+/// and its format 2 line decode to the same record, and the format 2 line is shorter.
+#[test]
+fn format_2_records_are_format_1_records_without_what_they_repeat() {
+    let old = record_lines("log-v1", "corpus");
+    let new = record_lines("log-v2", "corpus");
+    assert_eq!(old.len(), new.len());
+    for (number, (old, new)) in old.iter().zip(&new).enumerate() {
+        let mut from_old = askgate::audit::reader::parse_record(old.as_bytes()).unwrap();
+        let from_new = askgate::audit::reader::parse_record(new.as_bytes()).unwrap();
+        match &mut from_old {
+            Record::Decision(record) => record.v = askgate::audit::record::Version::V2,
+            Record::Approval(record) => record.v = askgate::audit::record::Version::V2,
+            Record::Outcome(record) => record.v = askgate::audit::record::Version::V2,
+        }
+        assert_eq!(from_old, from_new, "corpus line {}", number + 1);
+        assert!(new.len() < old.len(), "corpus line {}", number + 1);
+    }
+}
+
+/// The committed real serve's log verifies whole against the key it was signed with.
+#[test]
+fn the_committed_v2_serve_log_verifies() {
+    let key = askgate::audit::chain::key::parse_public(V2_SERVE_KEY).unwrap();
+    let report =
+        askgate::audit::chain::verify::verify(&[fixture("log-v2", "serve")], &[key]).unwrap();
+    assert!(!report.tampered(), "{:?}", report.findings);
+    assert_eq!(report.chains.len(), 1);
+    assert_eq!(report.chains[0].checkpoints, 1);
+}
+
+/// The public key of the replica that wrote `log-v2/serve` (its private key was not kept).
+const V2_SERVE_KEY: &str = "b619bfa6a9864a90eb24e758abed86e265606a6c314f40d97c9a4c5ed7ae4b09";

@@ -238,25 +238,15 @@ async fn separation_of_duties_holds_for_the_person_behind_a_delegated_agent() {
     );
 }
 
-/// §3: who the person is reaches the decision policies as facts (`context.caller.groups`,
-/// `context.caller.email`): an admin's rule "only the design team writes to p1" lets the
-/// agent whose token carries `groups: [design]` write and denies the delegate's token (no
-/// groups), naming the rule; the decision record carries the groups it was decided on.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_admins_rule_on_the_persons_groups_decides_by_the_tokens_claims() {
-    let op = Op::start(op_config()).await;
+/// A service trusting `op` (as [`serving`]) with the managed policy `policy` and its decision
+/// log in `logs`; the managed directory lives as long as the guard.
+async fn serving_with_policy(
+    op: &Op,
+    policy: &str,
+    logs: &std::path::Path,
+) -> (Gateway, tempfile::TempDir) {
     let managed = tempfile::tempdir().unwrap();
-    std::fs::write(
-        managed.path().join("design-team.cedar"),
-        r#"@id("org.p1-writes-by-design")
-@reason("only the design team writes to project p1")
-forbid (principal, action in Action::"ClaudeDesign", resource)
-when { !context.design.read_only && context.design.project_id == "p1"
-       && !context.caller.groups.contains("design") };
-"#,
-    )
-    .unwrap();
-    let logs = tempfile::tempdir().unwrap();
+    std::fs::write(managed.path().join("org.cedar"), policy).unwrap();
     let identity = json!({"issuers": [{
         "issuer": op.issuer,
         "audience": RESOURCE,
@@ -266,47 +256,115 @@ when { !context.design.read_only && context.design.project_id == "p1"
     let gateway = Gateway::start_with(|raw| {
         raw.identity = Some(serde_json::from_value(identity).unwrap());
         raw.policies = Some(vec![managed.path().to_path_buf()]);
-        raw.log_dir = Some(logs.path().to_path_buf());
+        raw.log_dir = Some(logs.to_path_buf());
     })
     .await;
-    let write = |session: &str| {
-        json!({"session": main_session(session),
-               "input": {"operation": "write_files",
-                         "arguments": {"project_id": "p1",
-                                       "files": [{"path": "brand.html", "data": "<p>b</p>"}]}}})
-    };
+    (gateway, managed)
+}
+
+/// A write of one file to project p1 in session `session`.
+fn write_to_p1(session: &str) -> serde_json::Value {
+    json!({"session": main_session(session),
+           "input": {"operation": "write_files",
+                     "arguments": {"project_id": "p1",
+                                   "files": [{"path": "brand.html", "data": "<p>b</p>"}]}}})
+}
+
+/// The delegate's write to p1 is denied, naming `rule`; the agent's is not denied at all.
+async fn only_the_delegate_is_denied_by(op: &Op, gateway: &Gateway, rule: &str) {
     let delegated = op
         .client_credentials("delegate", "delegate-secret", RESOURCE, "askgate:agent")
         .await;
     let denied = gateway
-        .post("/v1/design/call", Some(&delegated), Some(write("s-alice")))
+        .post(
+            "/v1/design/call",
+            Some(&delegated),
+            Some(write_to_p1("s-alice")),
+        )
         .await;
     assert_eq!(denied.status, 403, "{}", denied.body);
     assert!(
-        denied
-            .policies()
-            .contains(&"org.p1-writes-by-design".to_string()),
+        denied.policies().contains(&rule.to_string()),
         "{}",
         denied.body
     );
-    let agent = agent_token(&op).await;
+    let agent = agent_token(op).await;
     let asked = gateway
-        .post("/v1/design/call", Some(&agent), Some(write("s-design")))
+        .post(
+            "/v1/design/call",
+            Some(&agent),
+            Some(write_to_p1("s-agent")),
+        )
         .await;
     assert_ne!(asked.status, 403, "{}", asked.body);
     assert!(
-        !asked
-            .policies()
-            .contains(&"org.p1-writes-by-design".to_string()),
+        !asked.policies().contains(&rule.to_string()),
         "{}",
         asked.body
     );
-    let logged: String = std::fs::read_dir(logs.path())
+}
+
+/// Every decision record `logs` holds, as text.
+fn logged(logs: &std::path::Path) -> String {
+    std::fs::read_dir(logs)
         .unwrap()
         .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default())
-        .collect();
+        .collect()
+}
+
+/// §3: who the person is reaches the decision policies as facts (`context.caller.groups`,
+/// `context.caller.email`): an admin's rule "only the design team writes to p1" lets the
+/// agent whose token carries `groups: [design]` write and denies the delegate's token (no
+/// groups), naming the rule; the decision record carries the groups it was decided on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admins_rule_on_the_persons_groups_decides_by_the_tokens_claims() {
+    let op = Op::start(op_config()).await;
+    let logs = tempfile::tempdir().unwrap();
+    let (gateway, _managed) = serving_with_policy(
+        &op,
+        r#"@id("org.p1-writes-by-design")
+@reason("only the design team writes to project p1")
+forbid (principal, action in Action::"ClaudeDesign", resource)
+when { !context.design.read_only && context.design.project_id == "p1"
+       && !context.caller.groups.contains("design") };
+"#,
+        logs.path(),
+    )
+    .await;
+    only_the_delegate_is_denied_by(&op, &gateway, "org.p1-writes-by-design").await;
+    let logged = logged(logs.path());
     assert!(
         logged.contains(r#""groups":["design"]"#) && logged.contains("ci@acme.test"),
         "the record names the groups and email it was decided on"
     );
+}
+
+/// §3: the agent acting for the person and the client its token was issued to are facts too
+/// (`context.caller.actor`, `actors`, `client`): an admin's rule "no writes by anything an
+/// outside orchestrator drives" denies the delegate's write (its `act` chain names the
+/// orchestrator of another issuer) and not the agent's; the decision record names the
+/// client and every party of the chain, the one acting now first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i34_the_acting_agent_and_the_client_decide_and_are_logged() {
+    let op = Op::start(op_config()).await;
+    let logs = tempfile::tempdir().unwrap();
+    let (gateway, _managed) = serving_with_policy(
+        &op,
+        r#"@id("org.no-orchestrated-writes")
+@reason("an outside orchestrator may not drive writes")
+forbid (principal, action in Action::"ClaudeDesign", resource)
+when { !context.design.read_only
+       && context.caller.actors.contains("https://other-idp.test|orchestrator") };
+"#,
+        logs.path(),
+    )
+    .await;
+    only_the_delegate_is_denied_by(&op, &gateway, "org.no-orchestrated-writes").await;
+    let logged = logged(logs.path());
+    let chain = format!(
+        r#""client":"delegate","actor":"{issuer}|agent-7","actors":["{issuer}|agent-7","https://other-idp.test|orchestrator"]"#,
+        issuer = op.issuer
+    );
+    assert!(logged.contains(&chain), "{chain} in the log:\n{logged}");
+    assert!(logged.contains(&format!(r#""principal":"{}|alice""#, op.issuer)));
 }

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::super::record::{ApprovalRecord, DecisionRecord, OutcomeRecord, Record, FORMAT_VERSION};
+use super::super::record::{ApprovalRecord, DecisionRecord, OutcomeRecord, Record, Version};
 use super::RawLine;
 
 /// How many characters of a problem line are shown.
@@ -74,20 +74,22 @@ pub fn decode(file: &str, line: RawLine<'_>) -> LogLine {
 }
 
 /// Decodes one complete line straight into its typed record. Lines as the writer writes them
-/// start with `{"v":1,"kind":"<kind>"`, so the kind is tried first by that hint; anything else
-/// falls back to reading the header to say why the line is not a record.
+/// start with `{"v":<version>,"kind":"<kind>"`, so the kind is tried first by that hint;
+/// anything else falls back to reading the header to say why the line is not a record. A
+/// decision of format 2 gets back what it leaves out (`DecisionRecord::completed`).
 pub fn parse_record(text: &[u8]) -> Result<Record, (ProblemKind, String)> {
     // The chain fields (`audit::chain`) are the log's, not the record's.
     let unchained = crate::audit::chain::split(text);
     let text = unchained
         .as_ref()
         .map_or(text, |(record, _)| record.as_slice());
-    let hinted = if text.starts_with(br#"{"v":1,"kind":"approval""#) {
+    let kind = text.get(br#"{"v":1,"#.len()..).unwrap_or_default();
+    let hinted = if kind.starts_with(br#""kind":"approval""#) {
         serde_json::from_slice::<ApprovalRecord>(text).map(Record::Approval)
-    } else if text.starts_with(br#"{"v":1,"kind":"outcome""#) {
+    } else if kind.starts_with(br#""kind":"outcome""#) {
         serde_json::from_slice::<OutcomeRecord>(text).map(Record::Outcome)
     } else {
-        serde_json::from_slice::<DecisionRecord>(text).map(|record| Record::Decision(record.into()))
+        serde_json::from_slice::<DecisionRecord>(text).map(decision)
     };
     hinted.or_else(|first_error| by_header(text, &first_error))
 }
@@ -102,17 +104,21 @@ fn by_header(
         return Err((ProblemKind::Malformed, "not a json object".to_string()));
     };
     let version = object.get("v");
-    if version.and_then(serde_json::Value::as_u64) != Some(FORMAT_VERSION) {
+    if version
+        .and_then(serde_json::Value::as_u64)
+        .and_then(Version::of)
+        .is_none()
+    {
         let shown = version.map_or_else(|| "none".to_string(), ToString::to_string);
         return Err((
             ProblemKind::ForeignVersion,
-            format!("record version `{shown}` is not {FORMAT_VERSION}"),
+            format!("record version `{shown}` is not one this build reads (1 or 2): a newer askgate wrote it"),
         ));
     }
     let malformed = |error: serde_json::Error| (ProblemKind::Malformed, error.to_string());
     match object.get("kind").and_then(serde_json::Value::as_str) {
         Some("decision") => serde_json::from_value::<DecisionRecord>(value)
-            .map(|record| Record::Decision(record.into()))
+            .map(decision)
             .map_err(malformed),
         Some("approval") => serde_json::from_value(value)
             .map(Record::Approval)
@@ -129,6 +135,10 @@ fn by_header(
             format!("no record kind ({first_error})"),
         )),
     }
+}
+
+fn decision(record: DecisionRecord) -> Record {
+    Record::Decision(Box::new(record.completed()))
 }
 
 /// The start of a line for display: lossy UTF-8, control characters escaped.

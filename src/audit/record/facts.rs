@@ -1,4 +1,5 @@
-//! audit::record::facts: the facts of a decision as format 1 logs them (`FactsV1`), converted at
+//! audit::record::facts: the facts of a decision as the log holds them (`FactsV1`: format 1's
+//! type, which format 2 writes without what is empty or said elsewhere), converted at
 //! the boundary from and to the domain's `CallFacts`. The request context is logged as the JSON
 //! object the schema of the day shapes (`context`: written straight from the decided one), so a fact added later is not a format change: an old
 //! record that lacks it is completed by `upgrade` before it becomes a `CallContext`. Target
@@ -35,8 +36,12 @@ pub struct FactsV1 {
     pub resource: EntityV1,
     /// The Cedar request context (without approvals granted), shaped as `schema/` declares it.
     pub context: LoggedContext,
+    /// Format 2 leaves out no targets, no identity and a summary with nothing of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<TargetV1>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<IdentityV1>,
+    #[serde(default, skip_serializing_if = "SummaryV1::is_empty")]
     pub summary: SummaryV1,
 }
 
@@ -73,16 +78,25 @@ pub struct IdentityV1 {
     pub url: String,
 }
 
-/// What the call is: never file bodies or tokens.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What the call is: never file bodies or tokens. Its tool, operation, project and targets
+/// are the record's own (`DecisionRecord::completed`): format 1 wrote them here too, format 2
+/// does not, and leaves out empty plan paths and `writes: false`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SummaryV1 {
+    #[serde(default, skip_serializing)]
     pub tool: String,
+    #[serde(default, skip_serializing)]
     pub operation: String,
+    #[serde(default, skip_serializing)]
     pub project_id: Option<String>,
+    #[serde(default, skip_serializing)]
     pub targets: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plan_writes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plan_deletes: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub writes: bool,
 }
 
@@ -183,6 +197,11 @@ impl IdentityV1 {
 }
 
 impl SummaryV1 {
+    /// Nothing of its own to write (format 2).
+    fn is_empty(&self) -> bool {
+        self.plan_writes.is_empty() && self.plan_deletes.is_empty() && !self.writes
+    }
+
     fn of(summary: &CallSummary) -> Self {
         Self {
             tool: summary.tool.clone(),

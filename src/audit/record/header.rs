@@ -1,30 +1,56 @@
 //! audit::record::header: the two fields every record starts with — `"v"`, the format version
-//! (only [`FORMAT_VERSION`] decodes), and `"kind"`, one fixed string per record type. It checks
-//! them on decode; it must not know any other field.
+//! (this build writes [`FORMAT_VERSION`] and reads every version of [`Version`]), and `"kind"`,
+//! one fixed string per record type. It checks them on decode; it must not know any other
+//! field.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The record format version written by this build; readers report any other as foreign.
-pub const FORMAT_VERSION: u64 = 1;
+/// The record format version written by this build; readers report any version but
+/// [`Version`]'s as foreign.
+pub const FORMAT_VERSION: u64 = 2;
 
-/// The `"v"` field: serializes as [`FORMAT_VERSION`] and accepts nothing else.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Version;
+/// The `"v"` field: the formats this build reads. Format 2 (since 2026-12-06) leaves out what
+/// the record says elsewhere (the summary's tool, operation, project and targets, and empty or
+/// absent fields) and is what this build writes; format 1 is read as it was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Version {
+    V1,
+    #[default]
+    V2,
+}
+
+impl Version {
+    /// What this build writes.
+    pub const CURRENT: Version = Version::V2;
+
+    pub fn number(self) -> u64 {
+        match self {
+            Self::V1 => 1,
+            Self::V2 => 2,
+        }
+    }
+
+    /// The version of `number`, when this build reads it.
+    pub fn of(number: u64) -> Option<Self> {
+        match number {
+            1 => Some(Self::V1),
+            2 => Some(Self::V2),
+            _ => None,
+        }
+    }
+}
 
 impl Serialize for Version {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(FORMAT_VERSION)
+        serializer.serialize_u64(self.number())
     }
 }
 
 impl<'de> Deserialize<'de> for Version {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match u64::deserialize(deserializer)? {
-            FORMAT_VERSION => Ok(Version),
-            other => Err(serde::de::Error::custom(format!(
-                "foreign record version `{other}`"
-            ))),
-        }
+        let number = u64::deserialize(deserializer)?;
+        Self::of(number)
+            .ok_or_else(|| serde::de::Error::custom(format!("foreign record version `{number}`")))
     }
 }
 
@@ -74,10 +100,14 @@ mod tests {
 
     #[test]
     fn version_and_kind_are_checked_on_decode() {
-        let good: OutcomeRecord = serde_json::from_str(&outcome_line("1", "outcome")).unwrap();
-        assert_eq!(good.status, OutcomeStatus::Ok);
+        for version in ["1", "2"] {
+            let good: OutcomeRecord =
+                serde_json::from_str(&outcome_line(version, "outcome")).unwrap();
+            assert_eq!(good.status, OutcomeStatus::Ok);
+            assert_eq!(good.v.number().to_string(), version);
+        }
         for (version, kind) in [
-            ("2", "outcome"),
+            ("3", "outcome"),
             ("0", "outcome"),
             ("\"1\"", "outcome"),
             ("1", "approval"),

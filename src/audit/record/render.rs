@@ -55,7 +55,7 @@ impl DecisionRecord {
     ) -> Result<Self, FactsError> {
         let summary = &facts.summary;
         Ok(Self {
-            v: Version,
+            v: Version::CURRENT,
             kind: DecisionKind,
             id: origin.id,
             time: format_time(origin.time),

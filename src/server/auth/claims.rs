@@ -46,6 +46,18 @@ impl VerifiedToken {
     pub fn principal(&self) -> String {
         format!("{}|{}", self.issuer, self.subject)
     }
+
+    /// The `act` chain as principals, the party acting now first: each actor's `iss|sub`, in
+    /// the token's issuer's namespace when the actor names no issuer (RFC 8693 §4.1).
+    pub fn actors(&self) -> Vec<String> {
+        self.act
+            .iter()
+            .map(|actor| {
+                let issuer = actor.issuer.as_deref().unwrap_or(&self.issuer);
+                format!("{issuer}|{}", actor.subject)
+            })
+            .collect()
+    }
 }
 
 /// The caller of verified `claims` (`exp` already read as `expires_at`).

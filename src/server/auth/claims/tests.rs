@@ -92,6 +92,14 @@ fn an_act_chain_is_read_outermost_first_and_bounded() {
         .collect();
     assert_eq!(subjects, vec!["agent", "svc"]);
     assert_eq!(token.act[1].issuer.as_deref(), Some("https://i"));
+    // As principals: the token's issuer's namespace unless the actor names its own.
+    assert_eq!(
+        token.actors(),
+        vec![
+            format!("{}|agent", token.issuer),
+            "https://i|svc".to_string()
+        ]
+    );
 
     let mut deep = json!({"sub": "last"});
     for depth in 0..MAX_ACTOR_DEPTH {
