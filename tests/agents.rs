@@ -5,5 +5,6 @@ mod attest;
 mod attest_sessions;
 mod client;
 mod hook;
+mod idp;
 mod mcp;
 mod users;
