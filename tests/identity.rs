@@ -6,6 +6,7 @@ mod intake;
 mod issuers;
 mod refused;
 mod rotation;
+mod stepup;
 mod verified;
 
 use askgate::server::auth::{IdentityConfig, Issuers, RawIdentity};
@@ -42,7 +43,7 @@ pub fn op_config() -> Value {
         ],
         "accounts": {"alice": {"groups": ["askgate-approvers"], "email": "alice@acme.test"}},
         "resources": {
-            RESOURCE: {"scope": "askgate:agent askgate:read"},
+            RESOURCE: {"scope": "askgate:agent askgate:read askgate:write"},
             OTHER_RESOURCE: {"scope": "other:all"}
         },
         "jwks_max_age": 120

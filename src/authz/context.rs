@@ -62,6 +62,10 @@ pub struct CallerContext {
     /// log keeps the order).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actors: Vec<String>,
+    /// The OAuth scopes the caller's token was granted (`scope`/`scp`), or a static caller's
+    /// configured `scopes`; what a `@step_up` policy asks for.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub scopes: BTreeSet<String>,
 }
 
 fn no_attestation() -> String {
@@ -201,7 +205,8 @@ pub struct TargetContext {
     pub operation: String,
 }
 
-impl_fact!(CallerContext; principal, modes, agents, groups, email, usage, client, actor, actors);
+impl_fact!(CallerContext; principal, modes, agents, groups, email, usage, client, actor, actors,
+    scopes);
 impl_fact!(UsageFacts; calls_minute, calls_hour, calls_day, writes_hour, writes_day, deletes_day,
     asks_hour, identical_minute);
 impl_fact!(SessionContext; agent, agent_id, mode, interactive, permission_hook, bypass_available,

@@ -48,4 +48,7 @@ pub struct Decision {
     /// Content hash of the policy snapshot that decided.
     pub snapshot: String,
     pub requests: Requests,
+    /// A deny a token with these OAuth scopes would not have met (its determining policies'
+    /// `@step_up`): the front doors answer with OAuth's `insufficient_scope` challenge.
+    pub step_up: Vec<String>,
 }

@@ -157,6 +157,8 @@ fn read_meta(
     } else {
         Vec::new()
     };
+    let step_up = step_up(policy, ask.is_some())
+        .map_err(|why| LoadProblem::at_policy(file, line, &id, why))?;
     Ok(PolicyMeta {
         id,
         file: file.to_string(),
@@ -166,7 +168,38 @@ fn read_meta(
         ask,
         gate,
         upstream,
+        step_up,
     })
+}
+
+/// The scopes of a policy's `@step_up`: only on a hard forbid, one or more RFC 6749 scope
+/// tokens separated by spaces.
+fn step_up(policy: &Policy, asks: bool) -> Result<Vec<String>, String> {
+    let Some(given) = policy.annotation("step_up") else {
+        return Ok(Vec::new());
+    };
+    if policy.effect() != Effect::Forbid || asks {
+        return Err(
+            "@step_up is only meaningful on a hard forbid (a token with the scope would not \
+             meet its condition): this one is a permit or asks"
+                .to_string(),
+        );
+    }
+    let scopes: Vec<String> = given.split(' ').map(str::to_string).collect();
+    let token = |scope: &String| {
+        !scope.is_empty()
+            && scope.bytes().all(|byte| {
+                byte == 0x21 || (0x23..=0x5b).contains(&byte) || (0x5d..=0x7e).contains(&byte)
+            })
+    };
+    if scopes.iter().all(token) {
+        Ok(scopes)
+    } else {
+        Err(format!(
+            "@step_up(`{given}`) is not a list of OAuth scopes (printable ASCII without `\"` or \
+             `\\`, separated by single spaces)"
+        ))
+    }
 }
 
 /// The facts askgate learns only from the upstream: the server's grants and the project's

@@ -23,7 +23,7 @@ pub(crate) trait Whole {
 
 impl Whole for CallContext {
     /// The record form leaves out a person's empty groups and email, zero usage, and an empty
-    /// client and `act` chain (records
+    /// client, `act` chain and scopes (records
     /// and snapshots of callers without them read as before); the whole form names every
     /// attribute.
     fn whole(&self) -> Result<Value, EvaluationError> {
@@ -43,6 +43,7 @@ impl Whole for CallContext {
         caller.insert("client".into(), Value::String(self.caller.client.clone()));
         caller.insert("actor".into(), Value::String(self.caller.actor.clone()));
         caller.insert("actors".into(), serde_json::json!(self.caller.actors));
+        caller.insert("scopes".into(), serde_json::json!(self.caller.scopes));
         Ok(whole)
     }
 }

@@ -46,6 +46,10 @@ pub struct PolicyMeta {
     /// The facts known only after the upstream is asked that a `@gate` reads
     /// (`load::UPSTREAM_FACTS`): it is asked before they are, so it can never act as a gate.
     pub upstream: Vec<String>,
+    /// `@step_up("scope …")`: a hard forbid a token with these OAuth scopes would not meet
+    /// (its condition reads `context.caller.scopes`). When one determines a deny, the front
+    /// doors answer OAuth's step-up challenge, `insufficient_scope` with these scopes.
+    pub step_up: Vec<String>,
 }
 
 /// A validated policy set ready for evaluation.
@@ -129,6 +133,24 @@ impl PolicySnapshot {
 
     pub fn meta(&self, id: &PolicyId) -> Option<&PolicyMeta> {
         self.meta.get(id)
+    }
+
+    /// The OAuth scopes the determining policies `policies` of a deny ask for (`@step_up`),
+    /// sorted, each once; empty unless every one of them is a step-up (more scope would not
+    /// lift a deny another policy also makes).
+    pub fn step_up_scopes(&self, policies: &[String]) -> Vec<String> {
+        let mut scopes = Vec::new();
+        for id in policies {
+            match self.meta.get(&PolicyId::new(id)) {
+                Some(meta) if !meta.step_up.is_empty() => {
+                    scopes.extend(meta.step_up.iter().cloned())
+                }
+                _ => return Vec::new(),
+            }
+        }
+        scopes.sort();
+        scopes.dedup();
+        scopes
     }
 
     /// What loads but does not do what it says, one line per policy (`validate` prints them,

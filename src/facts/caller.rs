@@ -59,6 +59,9 @@ pub struct CallerFacts {
     /// empty when the principal acts itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actors: Vec<String>,
+    /// The OAuth scopes of the caller's token, or a static caller's configured `scopes`.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub scopes: BTreeSet<String>,
 }
 
 impl CallerFacts {
@@ -74,6 +77,7 @@ impl CallerFacts {
             usage: UsageFacts::default(),
             client: String::new(),
             actors: Vec::new(),
+            scopes: BTreeSet::new(),
         }
     }
 
@@ -101,6 +105,7 @@ impl CallerFacts {
             client: self.client.clone(),
             actor: self.actors.first().cloned().unwrap_or_default(),
             actors: self.actors.clone(),
+            scopes: self.scopes.clone(),
         }
     }
 }

@@ -125,6 +125,16 @@ impl Caller {
         })
     }
 
+    /// This caller with the OAuth scopes its calls present (`callers[].scopes` of a static
+    /// token; an IdP token's are its own).
+    pub fn with_scopes(self, scopes: &[String]) -> Self {
+        let claims = CallerFacts {
+            scopes: scopes.iter().cloned().collect(),
+            ..self.claims
+        };
+        Self { claims, ..self }
+    }
+
     /// This caller with the person's attributes (also facts of its calls).
     pub fn with_person(self, person: Person) -> Self {
         let claims = CallerFacts {
@@ -174,6 +184,7 @@ impl Caller {
                         agents: ALL_AGENTS.into_iter().collect(),
                         client: token.client.clone().unwrap_or_default(),
                         actors: token.actors(),
+                        scopes: token.scopes.iter().cloned().collect(),
                         ..CallerFacts::default()
                     },
                     principal,

@@ -457,10 +457,24 @@ fn callers(
             caller.may_claim,
         )
         .map_err(|(key, message)| ConfigError::new(&format!("callers[{index}].{key}"), message))?
-        .with_person(person(index, caller.groups, caller.email)?);
+        .with_person(person(index, caller.groups, caller.email)?)
+        .with_scopes(&scopes(index, caller.scopes)?);
         entries.push((caller.token, configured));
     }
     Ok((Callers::new(entries), false))
+}
+
+/// `callers[].scopes`: OAuth scope tokens, none empty or holding whitespace.
+fn scopes(index: usize, scopes: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    match scopes.iter().position(|scope| {
+        scope.is_empty() || scope.chars().any(|c| c.is_whitespace() || c.is_control())
+    }) {
+        Some(bad) => Err(ConfigError::new(
+            &format!("callers[{index}].scopes[{bad}]"),
+            "must be one OAuth scope: not empty, without spaces".to_string(),
+        )),
+        None => Ok(scopes),
+    }
 }
 
 /// `callers[].groups` and `email`: what the approving policies read of the person.

@@ -12,6 +12,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::auth::resource::insufficient_scope;
 use super::body::RequestBody;
 use super::caller::{Caller, Role};
 use super::error::ApiError;
@@ -113,13 +114,30 @@ async fn tool_call(
             out.approval = Some(json!(approval));
             (StatusCode::ACCEPTED, Json(out)).into_response()
         }
-        Handled::Denied { decision } => (
-            StatusCode::FORBIDDEN,
-            Json(DecisionBody::new(&decision_id, &decision)),
-        )
-            .into_response(),
+        Handled::Denied { decision } => {
+            let mut response = (
+                StatusCode::FORBIDDEN,
+                Json(DecisionBody::new(&decision_id, &decision)),
+            )
+                .into_response();
+            if !decision.step_up.is_empty() {
+                step_up(&mut response, &state, &decision.step_up);
+            }
+            response
+        }
     };
     Ok(response)
+}
+
+/// A 403 that OAuth's step-up challenge answers (`@step_up`): the scopes and, with issuers
+/// configured, where askgate's protected-resource metadata is.
+pub fn step_up(response: &mut Response, state: &Pipeline, scopes: &[String]) {
+    let challenge = insufficient_scope(state.inner().callers.resource(), scopes);
+    if let Ok(value) = axum::http::HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(axum::http::header::WWW_AUTHENTICATE, value);
+    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -112,6 +112,9 @@ pub struct DecisionBody<'a> {
     pub result: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<&'a crate::authz::decision::Requests>,
+    /// The OAuth scopes a token would need to be spared this deny (`@step_up`).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub step_up: &'a [String],
 }
 
 impl<'a> DecisionBody<'a> {
@@ -126,6 +129,7 @@ impl<'a> DecisionBody<'a> {
             approval: None,
             result: None,
             requests: None,
+            step_up: &decision.step_up,
         }
     }
 }

@@ -140,9 +140,15 @@ impl Run<'_> {
         policies: Vec<String>,
         approval: Option<Approval>,
     ) -> Decision {
+        let step_up = if outcome == Outcome::Deny {
+            self.snapshot.step_up_scopes(&policies)
+        } else {
+            Vec::new()
+        };
         Decision {
             decision: outcome,
             reason,
+            step_up,
             policies,
             approval,
             errors: std::mem::take(&mut self.errors),

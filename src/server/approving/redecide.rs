@@ -94,6 +94,7 @@ mod tests {
             blocked_targets: Vec::new(),
             snapshot: "sha256:0".into(),
             requests: Requests::default(),
+            step_up: Vec::new(),
         }
     }
 

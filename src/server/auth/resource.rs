@@ -73,6 +73,21 @@ impl ProtectedResource {
     }
 }
 
+/// The `WWW-Authenticate` value of OAuth's step-up answer (RFC 6750 §3.1, MCP 2026-07-28): a
+/// 403 `insufficient_scope` naming the scopes a token needs for the call (`@step_up`; scope
+/// tokens hold no `"`), with the resource's metadata when askgate is a protected resource.
+pub fn insufficient_scope(resource: Option<&ProtectedResource>, scopes: &[String]) -> String {
+    let mut challenge = format!(
+        "Bearer realm=\"askgate\", error=\"insufficient_scope\", scope=\"{}\"",
+        scopes.join(" ")
+    );
+    if let Some(url) = resource.and_then(ProtectedResource::metadata_url) {
+        challenge.push_str(&format!(", resource_metadata=\"{url}\""));
+    }
+    challenge.push_str(", error_description=\"this call needs a token with more scope\"");
+    challenge
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

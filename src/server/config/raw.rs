@@ -32,6 +32,10 @@ pub struct RawCaller {
     /// The person's email, as the approving policies read it (`principal.email`).
     #[serde(default)]
     pub email: Option<String>,
+    /// The OAuth scopes this token's calls present (`context.caller.scopes`), as an IdP
+    /// token's `scope` would: what a `@step_up` policy asks for.
+    #[serde(default)]
+    pub scopes: Vec<String>,
 }
 
 /// `callers[].session` as written: a key left out is not configured.

@@ -14,6 +14,7 @@ fn caller(token: &str) -> RawCaller {
         may_claim: None,
         groups: Vec::new(),
         email: None,
+        scopes: Vec::new(),
     }
 }
 

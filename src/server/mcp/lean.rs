@@ -124,6 +124,7 @@ impl Entry {
         let (sender, mut messages) = mpsc::channel(STREAM_BOUND);
         let cancelled = CancellationToken::new();
         let front = self.front;
+        let resource = front.state.inner().callers.resource().cloned();
         let call_cancelled = cancelled.clone();
         let mut call = Detached::new(
             async move {
@@ -139,7 +140,11 @@ impl Entry {
         );
         tokio::select! {
             biased;
-            response = call.finish() => json(&answer(id, response)),
+            response = call.finish() => match step_up(&response) {
+                // A deny a token with more scope would not meet: OAuth's step-up (2026-07-28).
+                Some(scopes) => stepped_up(&answer(id, response), resource.as_ref(), &scopes),
+                None => json(&answer(id, response)),
+            },
             Some(first) = messages.recv() => {
                 let (last, rest) = tokio::sync::oneshot::channel();
                 if let Some(call) = call.detach() {
@@ -232,6 +237,32 @@ fn lean_call(
         return None;
     }
     Some((id, meta, call.params))
+}
+
+/// The scopes a denied call's result asks for (`@step_up`), if any.
+fn step_up(response: &rmcp::model::CallToolResponse) -> Option<Vec<String>> {
+    match response {
+        rmcp::model::CallToolResponse::Complete(result) => super::outcome::step_up_of(result),
+        _ => None,
+    }
+}
+
+/// 403 with OAuth's `insufficient_scope` challenge; the body is the denial as the client would
+/// have read it, for a client that does not step up.
+fn stepped_up(
+    message: &ServerJsonRpcMessage,
+    resource: Option<&crate::server::auth::ProtectedResource>,
+    scopes: &[String],
+) -> Response {
+    let mut response = json(message);
+    *response.status_mut() = StatusCode::FORBIDDEN;
+    let challenge = crate::server::auth::resource::insufficient_scope(resource, scopes);
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 fn answer(id: RequestId, response: rmcp::model::CallToolResponse) -> ServerJsonRpcMessage {

@@ -47,11 +47,29 @@ pub fn denied(decision_id: &str, decision: &Decision) -> CallToolResult {
         decision.policies.join(", ")
     );
     let mut out = error(&text);
-    out.structured_content = Some(json!({
+    let mut structured = json!({
         "decision": "deny", "reason": decision.reason, "policies": decision.policies,
         "decision_id": decision_id
-    }));
+    });
+    if let (false, Some(fields)) = (decision.step_up.is_empty(), structured.as_object_mut()) {
+        // What `lean` answers with OAuth's step-up challenge (2026-07-28).
+        fields.insert("step_up".to_string(), json!(decision.step_up));
+    }
+    out.structured_content = Some(structured);
     out
+}
+
+/// The scopes a denied result asks a token to step up to (its `step_up`), if any.
+pub fn step_up_of(result: &CallToolResult) -> Option<Vec<String>> {
+    let scopes: Vec<String> = result
+        .structured_content
+        .as_ref()?
+        .get("step_up")?
+        .as_array()?
+        .iter()
+        .filter_map(|scope| scope.as_str().map(str::to_string))
+        .collect();
+    (!scopes.is_empty()).then_some(scopes)
 }
 
 /// Input the pipeline refused before deciding: it names the field.
