@@ -13,16 +13,19 @@ import sys
 import time
 
 import jwt
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 port, audience, tokens_path, count = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 keys = json.load(open("benches/verify/test-keys.json"))
 issuer = f"http://127.0.0.1:{port}"
 now = int(time.time())
+# Parsed once: PyJWT would parse the PEM again for every token.
+private = load_pem_private_key(keys["private"]["bench-rs256"].encode(), password=None)
 with open(tokens_path, "w") as out:
     for n in range(count):
         claims = {"iss": issuer, "sub": f"agent-{n}", "aud": audience, "iat": now,
                   "exp": now + 3600, "scope": "askgate:agent"}
-        token = jwt.encode(claims, keys["private"]["bench-rs256"], algorithm="RS256",
+        token = jwt.encode(claims, private, algorithm="RS256",
                            headers={"kid": "bench-rs256"})
         out.write(token + "\n")
 

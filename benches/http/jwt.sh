@@ -40,7 +40,7 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0));
 ISSUER_PORT=$(port)
 python3 benches/http/issuer.py "$ISSUER_PORT" "$AUDIENCE" "$WORK/tokens.txt" "$TOKENS" >"$WORK/issuer.log" 2>&1 &
 PIDS+=($!)
-for _ in $(seq 300); do grep -q "^issuer" "$WORK/issuer.log" && break; sleep 0.1; done
+for _ in $(seq 1200); do grep -q "^issuer" "$WORK/issuer.log" && break; sleep 0.1; done
 grep -q "^issuer" "$WORK/issuer.log" || { cat "$WORK/issuer.log" >&2; exit 1; }
 
 AGENT=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
