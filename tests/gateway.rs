@@ -31,6 +31,7 @@ mod mcp_fast;
 mod nulls;
 mod plans;
 mod projects;
+mod quorum;
 mod recard;
 mod session_route;
 mod state;

@@ -247,7 +247,11 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         hook_snapshot: ArcSwap::from_pointee(hook_snapshot),
         callers: intake(config)?,
         usage: crate::state::usage::Usage::default(),
-        routing: super::approving::routing::Routing::new(approving, config.approving),
+        routing: super::approving::routing::Routing::new(
+            approving,
+            config.approving,
+            config.refusal_requires_note,
+        ),
         environment,
         scopes: credentials.scopes.clone(),
         clock,

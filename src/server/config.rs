@@ -71,6 +71,8 @@ pub struct Config {
     pub approvals: ApprovalLimits,
     /// What the approving policies read of the configuration (`approvals.separation_of_duties`).
     pub approving: crate::authz::approving::ApprovingSettings,
+    /// `approvals.refusal_requires_note`: a refusal without a note is refused (issue 35).
+    pub refusal_requires_note: bool,
     pub credentials: Option<RawUpstreamCredentials>,
     pub org_uuid: String,
     pub spill_dir: PathBuf,
@@ -204,6 +206,11 @@ impl Config {
                 .and_then(|approvals| approvals.separation_of_duties)
                 .unwrap_or(true),
         };
+        let refusal_requires_note = raw
+            .approvals
+            .as_ref()
+            .and_then(|approvals| approvals.refusal_requires_note)
+            .unwrap_or(false);
         let log_checkpoint_records = match raw.log_checkpoint_records {
             None => crate::audit::chain::checkpoint::DEFAULT_EVERY_RECORDS,
             Some(count) if count >= 1 => count,
@@ -274,6 +281,7 @@ impl Config {
             notify,
             approvals,
             approving,
+            refusal_requires_note,
             http,
             shadow_policies: raw.shadow_policies.unwrap_or_default(),
             log_dir: raw.log_dir,

@@ -1,6 +1,7 @@
 //! server::notify: an optional webhook that receives one JSON message per new pending approval
 //! — a Slack-compatible `text` with the card summary (who asked: main agent or subagent, mode,
-//! attested) and the console link, plus the structured approval. Delivery runs in its own task from a bounded queue, is retried with backoff, and
+//! attested), how many approvers it needs when more than one, and the console link, plus the
+//! structured approval (with its `quorum` and `votes`). Delivery runs in its own task from a bounded queue, is retried with backoff, and
 //! never delays or changes a decision; deliveries, retries and drops are counted in `/metrics`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -92,8 +93,17 @@ pub fn message(view: &ApprovalView, console_base: &str, now: time::OffsetDateTim
         .unwrap_or_default();
     // The scope sentence travels with the kind: a "this call only" card says there what the
     // approval will not keep (no plan for a subagent, Claude Design left unconnected).
+    let quorum = if view.quorum > 1 {
+        format!(
+            " Needs {} distinct approvers ({}).",
+            view.quorum,
+            view.tally()
+        )
+    } else {
+        String::new()
+    };
     let text = format!(
-        "askgate: {} ({}) asks for approval: {} — {} {}{} ({}). Scope: {}. {}",
+        "askgate: {} ({}) asks for approval: {} — {} {}{} ({}). Scope: {}.{quorum} {}",
         visible_text(&view.requested_by),
         asked_as_of(view),
         kind_label(view.card.kind()),
