@@ -5,21 +5,21 @@
 //! nothing, an ineligible vote is refused and not counted, the second approver runs it exactly
 //! once, and one refusal refuses it. Every vote (who, when, note) is on the approval (API, CLI,
 //! console) and in the decision log (`askgate log show`); `approvals.refusal_requires_note`
-//! refuses a refusal without a note.
+//! refuses a refusal without a note; the webhook says how many approvers an ask needs.
 
 use serde_json::{json, Value};
 
 use super::console::Browser;
 use super::harness::{main_session, Gateway, Reply};
 
-const ALICE_AGENT: &str = "alice-agent-token-0123456789abcdef0123";
+pub(super) const ALICE_AGENT: &str = "alice-agent-token-0123456789abcdef0123";
 const ALICE_APPROVER: &str = "alice-approver-token-0123456789abcdef0123";
-const BOB_APPROVER: &str = "bob-approver-token-0123456789abcdef0123";
-const DANA_APPROVER: &str = "dana-approver-token-0123456789abcdef0123";
+pub(super) const BOB_APPROVER: &str = "bob-approver-token-0123456789abcdef0123";
+pub(super) const DANA_APPROVER: &str = "dana-approver-token-0123456789abcdef0123";
 const CAROL_APPROVER: &str = "carol-approver-token-0123456789abcdef0123";
 
 /// The admin's rule: a Design delete needs two approvers.
-pub const TWO_APPROVERS: &str = r#"@id("org.deletes-need-two-approvers")
+const TWO_APPROVERS: &str = r#"@id("org.deletes-need-two-approvers")
 @ask("batch")
 @quorum("2")
 @reason("destructive deletes need two approvers")
@@ -37,13 +37,18 @@ fn callers() -> Value {
     ])
 }
 
-struct Setup {
-    gateway: Gateway,
+pub(super) struct Setup {
+    pub(super) gateway: Gateway,
     logs: tempfile::TempDir,
     _managed: tempfile::TempDir,
 }
 
-async fn start(approvals: Value) -> Setup {
+pub(super) async fn start(approvals: Value) -> Setup {
+    start_notifying(approvals, None).await
+}
+
+/// [`start`], with the webhook at `webhook` when given.
+async fn start_notifying(approvals: Value, webhook: Option<String>) -> Setup {
     let managed = tempfile::tempdir().unwrap();
     std::fs::write(managed.path().join("two.cedar"), TWO_APPROVERS).unwrap();
     let logs = tempfile::tempdir().unwrap();
@@ -53,6 +58,10 @@ async fn start(approvals: Value) -> Setup {
         raw.policies = Some(vec![dir]);
         raw.log_dir = Some(log_dir);
         raw.approvals = Some(serde_json::from_value(approvals).unwrap());
+        raw.notify = webhook.map(|url| askgate::server::config::RawNotify {
+            webhook_url: Some(url),
+            console_url: Some("https://askgate.example".to_string()),
+        });
     })
     .await;
     let consent = gateway
@@ -67,7 +76,7 @@ async fn start(approvals: Value) -> Setup {
 }
 
 /// Alice's agent asks to delete a file of p1: the reply (202, with its approval).
-async fn ask_delete(gateway: &Gateway) -> Reply {
+pub(super) async fn ask_delete(gateway: &Gateway) -> Reply {
     let body = json!({"session": main_session("s-quorum"),
                       "input": {"operation": "delete_files",
                                 "arguments": {"project_id": "p1", "paths": ["styles.css"]}}});
@@ -375,4 +384,29 @@ async fn i35_votes_and_notes_round_trip_through_the_cli_and_the_log() {
     ] {
         assert!(shown.contains(expected), "{expected} in {shown}");
     }
+}
+
+/// The webhook's message says how many approvers the ask needs and carries its quorum and
+/// (still empty) votes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i35_the_webhook_message_carries_the_quorum() {
+    let hook = super::webhook::receiver(0).await;
+    let setup = start_notifying(json!({}), Some(hook.url.clone())).await;
+    let id = ask_delete(&setup.gateway).await.approval_id();
+    let mut message = Value::Null;
+    for _ in 0..100 {
+        if let Some(body) = hook.bodies.lock().unwrap().first() {
+            message = body.clone();
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(message["approval"]["id"], json!(id), "{message}");
+    assert_eq!(message["approval"]["quorum"], 2, "{message}");
+    assert_eq!(message["approval"]["votes"], json!([]), "{message}");
+    let text = message["text"].as_str().unwrap();
+    assert!(
+        text.contains("Needs 2 distinct approvers (0 of 2 approvals)."),
+        "{text}"
+    );
 }
