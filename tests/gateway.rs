@@ -17,6 +17,7 @@ mod consent_grants;
 mod console;
 mod console_boundaries;
 mod console_browser;
+mod escalation;
 mod explain;
 mod hardening;
 pub(crate) mod harness;

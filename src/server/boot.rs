@@ -258,7 +258,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         account,
         approvals,
         fleet,
-        notifier: super::notify::Notifier::start(config.notify.clone()),
+        notifier: super::notify::Notifier::start(config.notify.clone(), config.escalation.clone()),
         metrics: Metrics::default(),
         approval_ttl: config.approval_ttl,
         shadow: arc_swap::ArcSwapOption::from(shadow.map(Arc::new)),

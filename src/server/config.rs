@@ -3,6 +3,7 @@
 //! `Config` before anything starts. Tokens are never printed.
 
 mod approvals;
+mod escalation;
 mod http;
 pub mod mcp;
 mod notify;
@@ -17,6 +18,7 @@ use crate::facts::Environment;
 
 use crate::audit::files::ReplicaId;
 pub use approvals::{ApprovalLimits, RawApprovalLimits};
+pub use escalation::RawEscalation;
 pub use http::{
     HttpLimits, RawHttpLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_RESERVED_CONNECTIONS,
@@ -97,6 +99,8 @@ pub struct Config {
     pub mcp: mcp::McpSettings,
     /// The approval webhook (`notify`), if any.
     pub notify: Option<super::notify::WebhookTarget>,
+    /// Where an approval unanswered for too long is sent, once (`escalation`), if anywhere.
+    pub escalation: Option<super::notify::Escalation>,
     /// The bearer token `GET /metrics` requires, if any.
     pub metrics_token: Option<String>,
     /// The service's own log lines (`telemetry`): format and level.
@@ -237,6 +241,14 @@ impl Config {
         let http = HttpLimits::validate(raw.http)?;
         let mut mcp = mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
         mcp.max_body_bytes = http.max_body_bytes;
+        let console_url = raw
+            .notify
+            .as_ref()
+            .and_then(|notify| notify.console_url.clone());
+        let escalation = raw
+            .escalation
+            .unwrap_or_default()
+            .validate(console_url.as_deref(), &listen.to_string())?;
         let notify = raw
             .notify
             .unwrap_or_default()
@@ -279,6 +291,7 @@ impl Config {
             logging,
             mcp,
             notify,
+            escalation,
             approvals,
             approving,
             refusal_requires_note,

@@ -146,6 +146,7 @@ impl ApprovalStore {
             changed: Arc::new(Notify::new()),
             started: None,
             open: true,
+            escalated: false,
         };
         book.entries.insert(view.id.clone(), entry);
         Ok(view)
@@ -320,6 +321,30 @@ impl ApprovalStore {
             decision_id: claim.decision_id,
             why: why.to_string(),
         })
+    }
+
+    /// Pending approvals asked at or before `asked_by` and not escalated yet: marked escalated
+    /// and returned, each once.
+    pub fn escalate(&self, asked_by: OffsetDateTime, now: OffsetDateTime) -> Vec<ApprovalView> {
+        let mut book = self.lock(now);
+        let due: Vec<String> = book
+            .pending
+            .values()
+            .filter(|id| {
+                book.entries
+                    .get(*id)
+                    .is_some_and(|entry| !entry.escalated && entry.view.created_at <= asked_by)
+            })
+            .cloned()
+            .collect();
+        let mut escalated = Vec::with_capacity(due.len());
+        for id in &due {
+            if let Some(entry) = book.entries.get_mut(id) {
+                entry.escalated = true;
+                escalated.push(entry.view.clone());
+            }
+        }
+        escalated
     }
 
     /// The asking client came back for the result (see `ApprovalBook::client_back`).

@@ -482,3 +482,27 @@ async fn conformance_i35_racing_approvers_on_a_quorum_of_two_claim_it_once() {
     })
     .await;
 }
+
+/// Issue 35 §4: an approval asked before the escalation's time is handed over once (in a
+/// fleet: by one replica's sweeper), one asked after it not yet, a decided one never.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_i35_each_unanswered_approval_is_escalated_once() {
+    both("escalate_once", |book| async move {
+        hold(book.as_ref(), "ap_1", "agent-one").await.unwrap();
+        hold(book.as_ref(), "ap_2", "agent-two").await.unwrap();
+        approve_once(book.as_ref(), "ap_2", "approver", t0())
+            .await
+            .unwrap();
+        let before = t0() - time::Duration::seconds(1);
+        assert!(book.escalate(before, t0()).await.is_empty());
+        let escalated =
+            futures_util::future::join_all((0..4).map(|_| book.escalate(t0(), t0()))).await;
+        let ids: Vec<&str> = escalated
+            .iter()
+            .flatten()
+            .map(|view| view.id.as_str())
+            .collect();
+        assert_eq!(ids, ["ap_1"], "once, and only the pending one");
+    })
+    .await;
+}

@@ -84,6 +84,9 @@ pub trait ApprovalBook: Send + Sync {
         now: OffsetDateTime,
     ) -> Result<Withdrawal, ApprovalError>;
     async fn requeue_withdrawals(&self, withdrawals: Vec<Withdrawal>, now: OffsetDateTime);
+    /// Marks the pending approvals asked at or before `asked_by` that were not escalated yet
+    /// as escalated, and returns them: each is returned once, across a fleet.
+    async fn escalate(&self, asked_by: OffsetDateTime, now: OffsetDateTime) -> Vec<ApprovalView>;
     /// The asking MCP client came back for the result (its 2026-07-28 retry redeemed the
     /// approval's link): a client now waits (`ClientWait::Waiting`), and a run that waited for
     /// it starts its deadline now. Shows the approval as it stands.
@@ -261,6 +264,10 @@ impl ApprovalBook for ApprovalStore {
 
     async fn requeue_withdrawals(&self, withdrawals: Vec<Withdrawal>, now: OffsetDateTime) {
         ApprovalStore::requeue_withdrawals(self, withdrawals, now);
+    }
+
+    async fn escalate(&self, asked_by: OffsetDateTime, now: OffsetDateTime) -> Vec<ApprovalView> {
+        ApprovalStore::escalate(self, asked_by, now)
     }
 
     async fn client_back(

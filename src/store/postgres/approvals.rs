@@ -539,6 +539,31 @@ impl ApprovalBook for PgApprovals {
         self.requeue(rows).await;
     }
 
+    async fn escalate(&self, asked_by: OffsetDateTime, now: OffsetDateTime) -> Vec<ApprovalView> {
+        // One conditional UPDATE: whichever replica's sweeper marks a row escalated sends it.
+        let sql = format!(
+            "UPDATE approvals SET escalated = true WHERE status = 'pending' AND NOT escalated \
+             AND expires_at > $2 AND (view->>'created_at')::timestamptz <= $1 \
+             RETURNING {VIEW_COLUMNS}"
+        );
+        let rows = match self.changed(&sql, &[&asked_by, &now]).await {
+            Ok(rows) => rows,
+            Err(error) => {
+                tracing::warn!(%error, "the approvals to escalate could not be read");
+                return Vec::new();
+            }
+        };
+        rows.iter()
+            .filter_map(|row| match view_of(row, now) {
+                Ok(view) => Some(view),
+                Err(error) => {
+                    tracing::error!(%error, "an escalated approval does not read back");
+                    None
+                }
+            })
+            .collect()
+    }
+
     async fn client_back(
         &self,
         id: &str,
