@@ -9,6 +9,7 @@ mod cluster;
 mod conformance;
 mod harness;
 mod outage;
+mod quorum;
 mod replicas;
 mod shared;
 mod trust;

@@ -206,11 +206,15 @@ pub struct ApprovalRecord {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalAction {
+    /// The approver's approval completed the quorum (each earlier one is `voted`).
     Approved,
     Refused,
     Expired,
     /// The asking call stopped waiting (an MCP call); `note` says what withdrew it.
     Withdrawn,
+    /// An approver approved an approval that needs more approvers (`@quorum`): counted, the
+    /// call not run yet (issue 35).
+    Voted,
 }
 
 /// How the executed call ended upstream, linked to its decision.

@@ -16,7 +16,8 @@ use cedar_policy::{
 use super::snapshot::PolicySnapshot;
 
 /// An approver's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Vote {
     Approve,
     Refuse,

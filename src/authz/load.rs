@@ -1,5 +1,5 @@
 //! authz::load: reads policy and schema sources into a policy set with per-policy metadata —
-//! parsing, the `@id` / `@reason` / `@ask` annotations, strict validation against the schema,
+//! parsing, the `@id` / `@reason` / `@ask` / `@quorum` / `@step_up` annotations, strict validation against the schema,
 //! the line each problem is on, and the content hash. Every problem of every file is
 //! collected; it never reads files itself.
 
@@ -130,6 +130,7 @@ fn read_meta(
             }
         },
     };
+    let quorum = quorum_of(policy, ask.is_some(), file, line, &id)?;
     let gate = policy.annotation("gate").is_some();
     if gate && (policy.effect() != Effect::Forbid || ask.is_some()) {
         return Err(LoadProblem::at_policy(
@@ -166,6 +167,7 @@ fn read_meta(
         effect: policy.effect(),
         reason,
         ask,
+        quorum,
         gate,
         upstream,
         step_up,
@@ -199,6 +201,36 @@ fn step_up(policy: &Policy, asks: bool) -> Result<Vec<String>, String> {
             "@step_up(`{given}`) is not a list of OAuth scopes (printable ASCII without `\"` or \
              `\\`, separated by single spaces)"
         ))
+    }
+}
+
+/// The most distinct approvers a `@quorum` may ask for: every vote is kept with its approval,
+/// so the number is bounded.
+pub const MAX_QUORUM: u8 = 10;
+
+/// `@quorum("N")`: how many distinct approvers an `@ask` policy's approval needs, 1 to
+/// [`MAX_QUORUM`]; only meaningful on an `@ask`.
+fn quorum_of(
+    policy: &Policy,
+    asks: bool,
+    file: &str,
+    line: usize,
+    id: &str,
+) -> Result<Option<u8>, LoadProblem> {
+    let Some(text) = policy.annotation("quorum") else {
+        return Ok(None);
+    };
+    let problem = |message: String| Err(LoadProblem::at_policy(file, line, id, message));
+    if !asks {
+        return problem(format!(
+            "@quorum is only meaningful on an @ask policy (policy `{id}` asks for no approval)"
+        ));
+    }
+    match text.trim().parse::<u8>() {
+        Ok(quorum) if (1..=MAX_QUORUM).contains(&quorum) && text.trim() == text => Ok(Some(quorum)),
+        _ => problem(format!(
+            "@quorum(`{text}`) is not a number of approvers from 1 to {MAX_QUORUM}"
+        )),
     }
 }
 
@@ -392,5 +424,40 @@ when { context.approvals.contains("batch") && context.environment.essential_traf
             "{error}"
         );
         assert!(load_with(&rule.replace("@gate\n", "")).is_ok());
+    }
+
+    const QUORUM_DELETE: &str = r#"
+@id("extra.two-owners")
+@ask("batch")
+@quorum("2")
+@reason("destructive deletes need two owners")
+forbid (principal, action == Action::"project_delete", resource)
+unless { context.approvals.contains("batch") };"#;
+
+    /// `@quorum("2")` on an `@ask` loads and is the snapshot's quorum for an ask it
+    /// determines; a number outside 1..=10, or on a policy that asks nothing, is refused with
+    /// its file and id (issue 35 §2).
+    #[test]
+    fn i35_a_quorum_annotation_loads_and_a_bad_one_names_its_policy() {
+        let snapshot = load_with(QUORUM_DELETE).unwrap();
+        let ids = vec!["extra.two-owners".to_string(), "other".to_string()];
+        assert_eq!(snapshot.quorum(&ids), 2);
+        assert_eq!(snapshot.quorum(&["other".to_string()]), 1);
+        for bad in ["0", "11", "two", " 2", "-1", ""] {
+            let rule = QUORUM_DELETE.replace("@quorum(\"2\")", &format!("@quorum(\"{bad}\")"));
+            let error = load_with(&rule).unwrap_err();
+            assert!(
+                error.contains("extra.cedar")
+                    && error.contains("extra.two-owners")
+                    && error.contains("not a number of approvers from 1 to 10"),
+                "{bad:?}: {error}"
+            );
+        }
+        let plain = QUORUM_DELETE.replace("@ask(\"batch\")\n", "");
+        let error = load_with(&plain).unwrap_err();
+        assert!(
+            error.contains("@quorum is only meaningful on an @ask policy"),
+            "{error}"
+        );
     }
 }

@@ -39,6 +39,8 @@ pub struct PolicyMeta {
     pub reason: String,
     /// The approval kind named by `@ask`, for forbids that a human approval lifts.
     pub ask: Option<ApprovalKind>,
+    /// `@quorum("N")` on an `@ask`: the approval needs N distinct approvers (1..=10).
+    pub quorum: Option<u8>,
     /// `@gate`: a hard forbid whose condition reads only facts known before any upstream
     /// observation (environment, session, the call itself). When one determines a deny, nothing
     /// is fetched upstream for the call.
@@ -188,6 +190,17 @@ impl PolicySnapshot {
                     .get(&PolicyId::new(id))
                     .is_some_and(|meta| meta.gate)
             })
+    }
+
+    /// How many distinct approvers an ask determined by `policies` needs: the largest
+    /// `@quorum` among them, 1 when none says (a decision's `policies` name its ask rules).
+    pub fn quorum(&self, policies: &[String]) -> u8 {
+        policies
+            .iter()
+            .filter_map(|id| self.meta.get(&PolicyId::new(id)))
+            .filter_map(|meta| meta.quorum)
+            .max()
+            .unwrap_or(1)
     }
 
     /// `sha256:` and the first 16 hex digits of the hash over the schema and every source.

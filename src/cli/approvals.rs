@@ -1,4 +1,4 @@
-//! cli::approvals: `askgate approvals list|watch|approve|refuse` — the approver's command line
+//! cli::approvals: `askgate approvals list|show|watch|approve|refuse` — the approver's command line
 //! against a running service. Cards print for people (`cards`); `--json` keeps the service's
 //! JSON for scripts.
 
@@ -49,6 +49,8 @@ pub enum ApprovalAction {
         #[arg(long)]
         cursor: Option<String>,
     },
+    /// Show one approval (pending or decided) with its card, quorum and votes.
+    Show { id: String },
     /// Follow new pending approvals as they arrive (until interrupted, or `--for-seconds`).
     Watch {
         /// How often to look, in seconds.
@@ -125,6 +127,7 @@ async fn request(args: &ApprovalsArgs) -> u8 {
             }
             client.get(format!("{base}/v1/approvals")).query(&query)
         }
+        ApprovalAction::Show { id } => client.get(format!("{base}/v1/approvals/{id}")),
         ApprovalAction::Approve { id, note } => client
             .post(format!("{base}/v1/approvals/{id}/approve"))
             .json(&serde_json::json!({"note": note})),
@@ -148,6 +151,15 @@ async fn request(args: &ApprovalsArgs) -> u8 {
     if status.is_success() {
         match (&args.action, args.json) {
             (ApprovalAction::List { .. }, false) => print_cards(&body),
+            (ApprovalAction::Show { .. }, false) => match serde_json::from_str::<Value>(&body) {
+                Ok(approval) => {
+                    println!(
+                        "{}",
+                        cards::card_text(&approval, time::OffsetDateTime::now_utc())
+                    );
+                }
+                Err(_) => println!("{pretty}"),
+            },
             (ApprovalAction::Approve { .. } | ApprovalAction::Refuse { .. }, false) => {
                 match serde_json::from_str::<Value>(&body) {
                     Ok(approval) => println!("{}", cards::decided_text(&approval)),

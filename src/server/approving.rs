@@ -1,5 +1,7 @@
 //! server::approving: what an ask becomes in the service — a pending approval holding the
-//! call and its card (`hold`, under the store's caps), and the approver's answer. Approving
+//! call, its card and its quorum (`hold`, under the store's caps), and the approvers' answers.
+//! An approval that does not complete the quorum is counted and logged (`voted`), taken back
+//! if its record cannot be written; the one that completes it claims the approval and
 //! hands the claimed call to a spawned task (`work`) that owns its completion and its log
 //! records: it decides the call again on the snapshot and state of that moment (`redecide`),
 //! then runs the follow-up and the call; the request only waits for it. Refusing is logged
@@ -23,7 +25,7 @@ use crate::audit::record::ApprovalAction;
 use crate::authz::approving::{Eligibility, Vote};
 use crate::authz::Decision;
 use crate::store::approvals::{
-    ApprovalStatus, ApprovalView, AskedAs, ClientWait, CreateError, PendingCall,
+    ApprovalStatus, ApprovalView, AskedAs, Ballot, ClientWait, CreateError, PendingCall, Voted,
 };
 
 pub use next::{next_approval, NEXT_APPROVAL};
@@ -61,6 +63,8 @@ impl Pipeline {
             result: None,
             asked_as: AskedAs::of(&prepared.session),
             client,
+            quorum: prepared.snapshot.quorum(&decision.policies),
+            votes: Vec::new(),
         };
         let decision_id = prepared.decision_id;
         // A request of this process holds the call open, or will once its client is back.
@@ -107,10 +111,16 @@ impl Pipeline {
         let inner = self.inner();
         let limits = *inner.approvals.limits();
         let deadline = tokio::time::Instant::now() + limits.approve_wait;
-        let claim = inner
-            .approvals
-            .claim(id, &caller.principal, inner.clock.now())
-            .await?;
+        let now = inner.clock.now();
+        let ballot = Ballot::new(&caller.principal, Vote::Approve, now, note.clone());
+        let claim = match inner.approvals.vote(id, ballot, now).await? {
+            Voted::Claimed(claim) => *claim,
+            Voted::Counted { view, decision_id } => {
+                return self
+                    .counted(*view, &decision_id, &caller.principal, note.as_deref())
+                    .await
+            }
+        };
         let (started, ready) = oneshot::channel();
         let client = claim.client;
         let work = work::Work::new(self.clone(), caller.principal.clone(), note, &claim);
@@ -129,20 +139,63 @@ impl Pipeline {
         Ok(inner.approvals.wait(id, left, move || clock.now()).await?)
     }
 
+    /// An approval that did not complete the quorum: its `voted` record is written, or the
+    /// vote is taken back and the answer is 503 (nothing counted that the log does not hold).
+    async fn counted(
+        &self,
+        view: ApprovalView,
+        decision_id: &str,
+        by: &str,
+        note: Option<&str>,
+    ) -> Result<ApprovalView, ApiError> {
+        let inner = self.inner();
+        let logged = inner
+            .journal
+            .approval(
+                decision_id,
+                &view.id,
+                ApprovalAction::Voted,
+                by,
+                note,
+                inner.clock.now(),
+            )
+            .await;
+        if let Err(error) = logged {
+            // Still pending: taken back. Claimed meanwhile (another approver completed the
+            // quorum with it): the view keeps the vote and the run's records name the approval.
+            if !inner
+                .approvals
+                .retract(&view.id, by, inner.clock.now())
+                .await
+            {
+                tracing::error!(approval = %view.id, approver = %by, "a vote whose record could not be written was counted");
+            }
+            return Err(error);
+        }
+        Ok(view)
+    }
+
     /// An approver refuses: logged first (a failing log answers 503 and leaves the approval
-    /// pending), in a task of its own so a dropped request cannot leave it half done.
+    /// pending), in a task of its own so a dropped request cannot leave it half done. One
+    /// refusal refuses, whatever the quorum; `approvals.refusal_requires_note` makes the note
+    /// required.
     pub async fn refuse(
         &self,
         caller: &Caller,
         id: &str,
         note: Option<String>,
     ) -> Result<ApprovalView, ApiError> {
-        self.eligible(caller, id, Vote::Refuse).await?;
         let inner = self.inner();
-        let claim = inner
-            .approvals
-            .claim_refusal(id, &caller.principal, inner.clock.now())
-            .await?;
+        if note.is_none() && inner.routing.refusal_requires_note() {
+            return Err(ApiError::BadNote(
+                "a refusal needs a `note` saying why (`approvals.refusal_requires_note`)"
+                    .to_string(),
+            ));
+        }
+        self.eligible(caller, id, Vote::Refuse).await?;
+        let now = inner.clock.now();
+        let ballot = Ballot::new(&caller.principal, Vote::Refuse, now, note.clone());
+        let claim = inner.approvals.claim_refusal(id, ballot, now).await?;
         let state = self.clone();
         let by = caller.principal.clone();
         let task = tokio::spawn(async move {
@@ -300,6 +353,8 @@ fn closed_view(
         result: None,
         asked_as: AskedAs::of(&prepared.session),
         client: ClientWait::Polls,
+        quorum: 1,
+        votes: Vec::new(),
     }
 }
 

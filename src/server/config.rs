@@ -3,6 +3,7 @@
 //! `Config` before anything starts. Tokens are never printed.
 
 mod approvals;
+mod escalation;
 mod http;
 pub mod mcp;
 mod notify;
@@ -17,6 +18,7 @@ use crate::facts::Environment;
 
 use crate::audit::files::ReplicaId;
 pub use approvals::{ApprovalLimits, RawApprovalLimits};
+pub use escalation::RawEscalation;
 pub use http::{
     HttpLimits, RawHttpLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_RESERVED_CONNECTIONS,
@@ -71,6 +73,8 @@ pub struct Config {
     pub approvals: ApprovalLimits,
     /// What the approving policies read of the configuration (`approvals.separation_of_duties`).
     pub approving: crate::authz::approving::ApprovingSettings,
+    /// `approvals.refusal_requires_note`: a refusal without a note is refused (issue 35).
+    pub refusal_requires_note: bool,
     pub credentials: Option<RawUpstreamCredentials>,
     pub org_uuid: String,
     pub spill_dir: PathBuf,
@@ -95,6 +99,8 @@ pub struct Config {
     pub mcp: mcp::McpSettings,
     /// The approval webhook (`notify`), if any.
     pub notify: Option<super::notify::WebhookTarget>,
+    /// Where an approval unanswered for too long is sent, once (`escalation`), if anywhere.
+    pub escalation: Option<super::notify::Escalation>,
     /// The bearer token `GET /metrics` requires, if any.
     pub metrics_token: Option<String>,
     /// The service's own log lines (`telemetry`): format and level.
@@ -204,6 +210,11 @@ impl Config {
                 .and_then(|approvals| approvals.separation_of_duties)
                 .unwrap_or(true),
         };
+        let refusal_requires_note = raw
+            .approvals
+            .as_ref()
+            .and_then(|approvals| approvals.refusal_requires_note)
+            .unwrap_or(false);
         let log_checkpoint_records = match raw.log_checkpoint_records {
             None => crate::audit::chain::checkpoint::DEFAULT_EVERY_RECORDS,
             Some(count) if count >= 1 => count,
@@ -230,6 +241,14 @@ impl Config {
         let http = HttpLimits::validate(raw.http)?;
         let mut mcp = mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
         mcp.max_body_bytes = http.max_body_bytes;
+        let console_url = raw
+            .notify
+            .as_ref()
+            .and_then(|notify| notify.console_url.clone());
+        let escalation = raw
+            .escalation
+            .unwrap_or_default()
+            .validate(console_url.as_deref(), &listen.to_string())?;
         let notify = raw
             .notify
             .unwrap_or_default()
@@ -272,8 +291,10 @@ impl Config {
             logging,
             mcp,
             notify,
+            escalation,
             approvals,
             approving,
+            refusal_requires_note,
             http,
             shadow_policies: raw.shadow_policies.unwrap_or_default(),
             log_dir: raw.log_dir,

@@ -26,7 +26,7 @@ use super::approving::next_approval;
 use super::caller::Caller;
 use super::error::ApiError;
 use super::gateway::Pipeline;
-use crate::store::approvals::ApprovalView;
+use crate::store::approvals::{ApprovalStatus, ApprovalView};
 use session::{same_token, set_cookie, ConsoleSession, COOKIE};
 
 /// Scripts and styles only from the console's own assets; no inline code, no frames.
@@ -306,14 +306,19 @@ async fn decide(
             next_card(&state, &session, &view, now).await
         }
         Ok(view) => {
-            let notice = if approving {
-                "Approved."
+            let notice = if !approving {
+                "Refused: the call will not run.".to_string()
+            } else if view.status == ApprovalStatus::Pending {
+                format!(
+                    "Your approval is counted: {}; waiting for another approver.",
+                    view.tally()
+                )
             } else {
-                "Refused: the call will not run."
+                "Approved.".to_string()
             };
             page(
                 StatusCode::OK,
-                pages::approval(&session, &view, now, Some(notice)),
+                pages::approval(&session, &view, now, Some(&notice)),
             )
         }
         Err(ApiError::ApprovalClosed { status, .. }) => {

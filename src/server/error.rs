@@ -44,6 +44,9 @@ pub enum ApiError {
     UnknownApproval(String),
     #[error("approval `{id}` is already {status}")]
     ApprovalClosed { id: String, status: String },
+    /// The approver already approved this approval, which waits for others (issue 35).
+    #[error("{0}")]
+    AlreadyApproved(String),
     /// The approving policies do not let this approver give this answer (issue 35 §1).
     #[error("you may not {vote} approval `{id}`: {reason}")]
     NotEligible {
@@ -78,7 +81,7 @@ impl ApiError {
             Self::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
             Self::UnknownApproval(_) | Self::HealthOnly => StatusCode::NOT_FOUND,
-            Self::ApprovalClosed { .. } => StatusCode::CONFLICT,
+            Self::ApprovalClosed { .. } | Self::AlreadyApproved(_) => StatusCode::CONFLICT,
             Self::Unavailable(_) | Self::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::TooManyApprovals(_) => StatusCode::TOO_MANY_REQUESTS,
         }
@@ -130,6 +133,9 @@ impl From<crate::store::approvals::ApprovalError> for ApiError {
         match error {
             ApprovalError::Unknown(id) => Self::UnknownApproval(id),
             ApprovalError::Closed { id, status } => Self::ApprovalClosed { id, status },
+            already @ ApprovalError::AlreadyApproved { .. } => {
+                Self::AlreadyApproved(already.to_string())
+            }
             ApprovalError::Store(error) => Self::Store(error),
         }
     }

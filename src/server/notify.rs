@@ -1,6 +1,9 @@
 //! server::notify: an optional webhook that receives one JSON message per new pending approval
 //! — a Slack-compatible `text` with the card summary (who asked: main agent or subagent, mode,
-//! attested) and the console link, plus the structured approval. Delivery runs in its own task from a bounded queue, is retried with backoff, and
+//! attested), how many approvers it needs when more than one, and the console link, plus the
+//! structured approval (with its `quorum` and `votes`); and, when an escalation is configured,
+//! one message to a second webhook for each approval still unanswered after its time
+//! (`escalated: true`, sent once: the sweeper takes each from the books once). Delivery runs in its own task from a bounded queue, is retried with backoff, and
 //! never delays or changes a decision; deliveries, retries and drops are counted in `/metrics`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,6 +33,23 @@ pub struct WebhookTarget {
     pub console_base: String,
 }
 
+/// Where an approval still pending `after` it was asked is sent, once (issue 35 §4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escalation {
+    pub url: String,
+    pub after: Duration,
+    /// `http://host:port` the console is reached at (links in messages).
+    pub console_base: String,
+}
+
+/// The escalation's queue and settings, once started.
+#[derive(Debug, Clone)]
+struct Escalating {
+    queue: mpsc::Sender<Value>,
+    after: Duration,
+    console_base: String,
+}
+
 /// Delivery counters, read by `metrics::scraped` at each scrape.
 #[derive(Debug, Default)]
 pub struct Deliveries {
@@ -47,16 +67,27 @@ pub struct Deliveries {
 pub struct Notifier {
     queue: Option<mpsc::Sender<Value>>,
     console_base: String,
+    escalating: Option<Escalating>,
     pub deliveries: Arc<Deliveries>,
 }
 
 impl Notifier {
-    /// Starts the delivery task for `target` (none: notifications are off).
-    pub fn start(target: Option<WebhookTarget>) -> Notifier {
+    /// Starts the delivery tasks for `target` and `escalation` (none: that one is off).
+    pub fn start(target: Option<WebhookTarget>, escalation: Option<Escalation>) -> Notifier {
         let deliveries = Arc::new(Deliveries::default());
+        let escalating = escalation.map(|escalation| {
+            let (queue, receiver) = mpsc::channel(QUEUE);
+            tokio::spawn(deliver(receiver, escalation.url, Arc::clone(&deliveries)));
+            Escalating {
+                queue,
+                after: escalation.after,
+                console_base: escalation.console_base,
+            }
+        });
         let Some(target) = target else {
             return Notifier {
                 deliveries,
+                escalating,
                 ..Notifier::default()
             };
         };
@@ -65,7 +96,25 @@ impl Notifier {
         Notifier {
             queue: Some(queue),
             console_base: target.console_base,
+            escalating,
             deliveries,
+        }
+    }
+
+    /// How long an approval may stay unanswered before it is escalated; `None`: never.
+    pub fn escalate_after(&self) -> Option<Duration> {
+        self.escalating.as_ref().map(|escalating| escalating.after)
+    }
+
+    /// An approval stayed unanswered past `escalation.after_seconds`: queue its message to
+    /// the escalation webhook (never waits).
+    pub fn approval_escalated(&self, view: &ApprovalView, now: time::OffsetDateTime) {
+        let Some(escalating) = &self.escalating else {
+            return;
+        };
+        let message = escalation_message(view, escalating, now);
+        if escalating.queue.try_send(message).is_err() {
+            self.deliveries.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -92,8 +141,17 @@ pub fn message(view: &ApprovalView, console_base: &str, now: time::OffsetDateTim
         .unwrap_or_default();
     // The scope sentence travels with the kind: a "this call only" card says there what the
     // approval will not keep (no plan for a subagent, Claude Design left unconnected).
+    let quorum = if view.quorum > 1 {
+        format!(
+            " Needs {} distinct approvers ({}).",
+            view.quorum,
+            view.tally()
+        )
+    } else {
+        String::new()
+    };
     let text = format!(
-        "askgate: {} ({}) asks for approval: {} — {} {}{} ({}). Scope: {}. {}",
+        "askgate: {} ({}) asks for approval: {} — {} {}{} ({}). Scope: {}.{quorum} {}",
         visible_text(&view.requested_by),
         asked_as_of(view),
         kind_label(view.card.kind()),
@@ -105,6 +163,35 @@ pub fn message(view: &ApprovalView, console_base: &str, now: time::OffsetDateTim
         link
     );
     json!({"text": text, "console_url": link, "approval": view})
+}
+
+/// The message for an approval escalated after `escalating.after`: the webhook's, its text
+/// saying how long it has waited, and `escalated: true`.
+fn escalation_message(
+    view: &ApprovalView,
+    escalating: &Escalating,
+    now: time::OffsetDateTime,
+) -> Value {
+    let mut message = message(view, &escalating.console_base, now);
+    let text = message
+        .get("text")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let text = text.strip_prefix("askgate: ").unwrap_or(text);
+    let waited = escalating.after.as_secs();
+    let escalated = format!(
+        "askgate: escalated, unanswered for {} — {text}",
+        if waited % 60 == 0 {
+            format!("{} min", waited / 60)
+        } else {
+            format!("{waited} s")
+        }
+    );
+    if let Some(fields) = message.as_object_mut() {
+        fields.insert("text".to_string(), json!(escalated));
+        fields.insert("escalated".to_string(), json!(true));
+    }
+    message
 }
 
 async fn deliver(mut receiver: mpsc::Receiver<Value>, url: String, deliveries: Arc<Deliveries>) {

@@ -1,9 +1,11 @@
-//! store::approvals: pending approvals — the held call, its card and an expiry — and their
-//! life: pending → running (exactly one approver wins) → completed or failed; or refused,
-//! expired, or withdrawn (the asking call stopped waiting). Bounded: open approvals are capped per caller and in all, and so are the bytes of
+//! store::approvals: pending approvals — the held call, its card, an expiry, the quorum and
+//! the votes given — and their life: pending (votes counted until `quorum` distinct approvers
+//! approved) → running (exactly one vote completes the quorum) → completed or failed; or
+//! refused (one refusal), expired, or withdrawn (the asking call stopped waiting). Bounded: open approvals are capped per caller and in all, and so are the bytes of
 //! the calls they hold; finished ones are kept for the retention, then forgotten. It keeps the
 //! books only: logging, re-deciding and running are `approving`'s.
 
+mod ballot;
 mod book;
 mod error;
 mod limits;
@@ -21,6 +23,7 @@ use tokio::sync::Notify;
 use crate::authz::Approval;
 use book::{Book, Entry};
 
+pub use ballot::{tally, Ballot, Vote, MAX_VOTES};
 pub use book::{ToLog, Withdrawal};
 pub use error::{is_approval_id, shown_id, ApprovalError};
 pub use limits::ApprovalLimits;
@@ -53,6 +56,19 @@ pub struct Claim {
     pub call: PendingCall,
     /// Whether the asking client waits for the result (its approval's `client`).
     pub client: ClientWait,
+}
+
+/// What an approver's approval did.
+#[derive(Debug)]
+pub enum Voted {
+    /// Counted: the approval waits for more approvers (its view shows the tally).
+    Counted {
+        view: Box<ApprovalView>,
+        /// The decision the ask was logged under (the vote's record belongs to it).
+        decision_id: String,
+    },
+    /// It completed the quorum: the approval is running and its held call is claimed.
+    Claimed(Box<Claim>),
 }
 
 /// One page of pending approvals, oldest first.
@@ -130,6 +146,7 @@ impl ApprovalStore {
             changed: Arc::new(Notify::new()),
             started: None,
             open: true,
+            escalated: false,
         };
         book.entries.insert(view.id.clone(), entry);
         Ok(view)
@@ -200,35 +217,81 @@ impl ApprovalStore {
         self.lock(now).pending.len()
     }
 
-    /// Moves a pending approval to running for `approver`; only one caller ever succeeds.
-    pub fn claim(
+    /// Counts `ballot` (an approval) on a pending approval; the one that completes its quorum
+    /// moves it to running and claims its call — only one ever does. The same approver
+    /// approving twice is refused and changes nothing.
+    pub fn vote(
         &self,
         id: &str,
-        approver: &str,
+        ballot: Ballot,
         now: OffsetDateTime,
-    ) -> Result<Claim, ApprovalError> {
+    ) -> Result<Voted, ApprovalError> {
         let mut book = self.lock(now);
+        let entry = book
+            .entries
+            .get_mut(id)
+            .ok_or_else(|| ApprovalError::unknown(id))?;
+        if entry.view.status == ApprovalStatus::Pending {
+            if entry.view.has_approved(&ballot.by) {
+                return Err(ApprovalError::AlreadyApproved {
+                    id: id.to_string(),
+                    by: ballot.by,
+                    tally: entry.view.tally(),
+                });
+            }
+            if !entry.view.one_short() {
+                // INVARIANT: fewer than `quorum` approvals are kept while pending (MAX_VOTES).
+                entry.view.votes.push(ballot);
+                entry.changed.notify_waiters();
+                return Ok(Voted::Counted {
+                    view: Box::new(entry.view.clone()),
+                    decision_id: entry.decision_id.clone(),
+                });
+            }
+        }
         let claim = take_pending(&mut book, id, ApprovalStatus::Running)?;
         if let Some(entry) = book.entries.get_mut(id) {
-            entry.view.approved_by = Some(approver.to_string());
+            entry.view.approved_by = Some(ballot.by.clone());
+            entry.view.votes.push(ballot);
             entry.started = Some(tokio::time::Instant::now());
         }
-        Ok(claim)
+        Ok(Voted::Claimed(Box::new(claim)))
     }
 
-    /// Marks a pending approval refused while its refusal is logged; `finish` or `release`
-    /// follows.
+    /// Takes back `by`'s approval of a still pending approval (its record could not be
+    /// written); false when there was none to take back.
+    pub fn retract(&self, id: &str, by: &str, now: OffsetDateTime) -> bool {
+        let mut book = self.lock(now);
+        let Some(entry) = book
+            .entries
+            .get_mut(id)
+            .filter(|entry| entry.view.status == ApprovalStatus::Pending)
+        else {
+            return false;
+        };
+        let before = entry.view.votes.len();
+        entry
+            .view
+            .votes
+            .retain(|ballot| !(ballot.vote == Vote::Approve && ballot.by == by));
+        entry.changed.notify_waiters();
+        entry.view.votes.len() < before
+    }
+
+    /// Marks a pending approval refused (`ballot`, a refusal, kept with it) while its refusal
+    /// is logged; `finish` or `release` follows.
     pub fn claim_refusal(
         &self,
         id: &str,
-        refuser: &str,
+        ballot: Ballot,
         now: OffsetDateTime,
     ) -> Result<Claim, ApprovalError> {
         let mut book = self.lock(now);
         let claim = take_pending(&mut book, id, ApprovalStatus::Refused)?;
         if let Some(entry) = book.entries.get_mut(id) {
             // Who decided, whichever way: a racing approver is told who it was.
-            entry.view.approved_by = Some(refuser.to_string());
+            entry.view.approved_by = Some(ballot.by.clone());
+            entry.view.votes.push(ballot);
         }
         Ok(claim)
     }
@@ -258,6 +321,30 @@ impl ApprovalStore {
             decision_id: claim.decision_id,
             why: why.to_string(),
         })
+    }
+
+    /// Pending approvals asked at or before `asked_by` and not escalated yet: marked escalated
+    /// and returned, each once.
+    pub fn escalate(&self, asked_by: OffsetDateTime, now: OffsetDateTime) -> Vec<ApprovalView> {
+        let mut book = self.lock(now);
+        let due: Vec<String> = book
+            .pending
+            .values()
+            .filter(|id| {
+                book.entries
+                    .get(*id)
+                    .is_some_and(|entry| !entry.escalated && entry.view.created_at <= asked_by)
+            })
+            .cloned()
+            .collect();
+        let mut escalated = Vec::with_capacity(due.len());
+        for id in &due {
+            if let Some(entry) = book.entries.get_mut(id) {
+                entry.escalated = true;
+                escalated.push(entry.view.clone());
+            }
+        }
+        escalated
     }
 
     /// The asking client came back for the result (see `ApprovalBook::client_back`).
@@ -293,7 +380,11 @@ impl ApprovalStore {
             return;
         };
         entry.view.status = ApprovalStatus::Pending;
-        entry.view.approved_by = None;
+        // The vote that claimed it is taken back with the claim: it was never logged.
+        let claimer = entry.view.approved_by.take();
+        if entry.view.votes.last().map(|ballot| &ballot.by) == claimer.as_ref() {
+            entry.view.votes.pop();
+        }
         entry.started = None;
         entry.call = Some(claim.call);
         let seq = entry.seq;

@@ -228,7 +228,7 @@ async fn a_store_with_a_newer_schema_is_refused() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("schema version 99, newer than this askgate knows (4)"),
+        stderr.contains("schema version 99, newer than this askgate knows (5)"),
         "{stderr}"
     );
 }

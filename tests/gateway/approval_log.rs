@@ -1,6 +1,7 @@
 //! Approvals and a failing decision log (C15): approving or refusing while the log cannot be
 //! written answers 503 and leaves the approval pending, to be answered once the log works;
-//! every approval, refusal and expiry is logged (an expiry once, by the sweeper).
+//! every approval, refusal and expiry is logged (an expiry once, by the sweeper); a vote
+//! toward a quorum whose record cannot be written is taken back (issue 35).
 //!
 //! The log is made to fail under a running service by lowering the real binary's file-size
 //! limit to 0 (`prlimit`, with SIGXFSZ ignored): every append then fails with EFBIG, and
@@ -32,6 +33,11 @@ impl Drop for Serve {
 
 impl Serve {
     async fn start(logs: &Path, work: &Path) -> Serve {
+        Serve::start_with(logs, work, &[]).await
+    }
+
+    /// [`Serve::start`] with `extra` arguments for `serve`.
+    async fn start_with(logs: &Path, work: &Path, extra: &[&str]) -> Serve {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -39,10 +45,11 @@ impl Serve {
             .port();
         let child = Command::new("sh")
             .arg("-c")
-            .arg(r#"trap "" XFSZ; exec "$0" serve --listen "$1" --log-dir "$2""#)
+            .arg(r#"trap "" XFSZ; listen=$1; logs=$2; shift 2; exec "$0" serve --listen "$listen" --log-dir "$logs" "$@""#)
             .arg(env!("CARGO_BIN_EXE_askgate"))
             .arg(format!("127.0.0.1:{port}"))
             .arg(logs)
+            .args(extra)
             .current_dir(work)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -211,4 +218,60 @@ async fn c15_every_expiry_is_logged_once_by_the_sweeper() {
     let again = linked_decisions(&records(&logs), &id);
     assert_eq!(expiries.len(), 1, "{again:?}");
     assert_eq!(again.len(), 1, "logged once: {again:?}");
+}
+
+/// Issue 35: a vote toward a quorum of two while the log cannot be written answers 503 and is
+/// not counted; once the log works the same vote counts (`1 of 2`) and is logged as `voted`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i35_a_vote_whose_record_cannot_be_written_is_not_counted() {
+    let work = tempfile::tempdir().unwrap();
+    let logs = work.path().join("logs");
+    let policies = work.path().join("policies");
+    std::fs::create_dir(&policies).unwrap();
+    std::fs::write(
+        policies.join("two.cedar"),
+        r#"@id("org.reads-need-two")
+@ask("batch")
+@quorum("2")
+@reason("reads need two approvers here")
+forbid (principal, action == Action::"read_file", resource)
+unless { context.approvals.contains("batch") };
+"#,
+    )
+    .unwrap();
+    let serve = Serve::start_with(
+        &logs,
+        work.path(),
+        &["--policies", policies.to_str().unwrap()],
+    )
+    .await;
+    let id = serve.ask("index.html").await;
+
+    serve.file_size_limit("0");
+    let path = format!("/v1/approvals/{id}/approve");
+    let (status, body) = serve
+        .post(&path, APPROVER, Some(json!({"note": "lost?"})))
+        .await;
+    assert_eq!(status, 503, "{body}");
+    let view: serde_json::Value = serve
+        .http
+        .get(format!("{}/v1/approvals/{id}", serve.url))
+        .bearer_auth(APPROVER)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["status"], "pending", "{view}");
+    assert_eq!(view["votes"], json!([]), "not counted: {view}");
+
+    serve.file_size_limit("unlimited");
+    let (status, body) = serve.until_logged(&path).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "pending", "{body}");
+    assert_eq!(body["votes"].as_array().map(Vec::len), Some(1), "{body}");
+    let linked = linked_decisions(&records(&logs), &id);
+    assert_eq!(linked.len(), 1, "{linked:?}");
+    assert_eq!(linked[0].1, ApprovalAction::Voted);
 }

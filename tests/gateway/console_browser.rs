@@ -2,7 +2,8 @@
 //! agent's call asks, the card appears without a reload and names the exact paths and scope,
 //! the approver approves, the agent's held call completes and the card moves to history; a
 //! second browser refusing the same approval sees it already decided; an agent token cannot
-//! sign in; the page fits a phone. Screenshots of the list and of one card are written for
+//! sign in; the page fits a phone. An approval that needs two approvers (issue 35) shows
+//! `1 of 2 approvals` and who voted after the first, and runs after the second. Screenshots of the list and of one card are written for
 //! `snapshots/console/`.
 
 use std::path::{Path, PathBuf};
@@ -201,6 +202,59 @@ async fn an_approver_decides_an_agents_call_in_a_real_browser() {
     assert!(overflow.as_i64().unwrap_or(1) <= 0, "{overflow}");
 
     for browser in [first, second, agent] {
+        browser.close().await.unwrap();
+    }
+}
+
+/// Issue 35: with `@quorum("2")`, the first approver's click counts (`1 of 2 approvals`, their
+/// vote on the card, the call not run); a second person's click runs it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i35_the_console_card_shows_1_of_2_until_a_second_person_approves() {
+    use super::quorum::{ask_delete, start, BOB_APPROVER, DANA_APPROVER};
+    let setup = start(serde_json::json!({})).await;
+    let gateway = &setup.gateway;
+    let driver = Driver::start().await;
+    let profiles = tempfile::tempdir().unwrap();
+    let bob = driver
+        .browser(&profiles.path().join("bob"), 1100, 900)
+        .await;
+    let base = gateway.url.clone();
+    sign_in(&bob, &base, BOB_APPROVER).await;
+    let id = ask_delete(gateway).await.approval_id();
+    let card = bob
+        .wait()
+        .at_most(Duration::from_secs(15))
+        .for_element(Locator::Css(&format!("[data-approval='{id}']")))
+        .await
+        .unwrap();
+    let card_text = card.text().await.unwrap();
+    assert!(card_text.contains("0 of 2 approvals"), "{card_text}");
+
+    click(&bob, "section.approval button.approve", "p.notice").await;
+    let counted = text(&bob).await;
+    assert!(
+        counted
+            .contains("Your approval is counted: 1 of 2 approvals; waiting for another approver."),
+        "{counted}"
+    );
+    assert!(counted.contains("bob approved at"), "{counted}");
+    assert_eq!(gateway.tool_calls("delete_files").await, 0, "held");
+
+    let dana = driver
+        .browser(&profiles.path().join("dana"), 1100, 900)
+        .await;
+    sign_in(&dana, &base, DANA_APPROVER).await;
+    dana.goto(&format!("{base}/console/approvals/{id}"))
+        .await
+        .unwrap();
+    let page = text(&dana).await;
+    assert!(page.contains("1 of 2 approvals"), "{page}");
+    click(&dana, "button.approve", "p.notice").await;
+    let done = text(&dana).await;
+    assert!(done.contains("Approved."), "{done}");
+    assert!(done.contains("2 of 2 approvals"), "{done}");
+    assert_eq!(gateway.tool_calls("delete_files").await, 1);
+    for browser in [bob, dana] {
         browser.close().await.unwrap();
     }
 }

@@ -1,7 +1,7 @@
 //! cli::approvals::cards: an approval as a person reads it in a terminal — kind, time left,
 //! scope, the call, who asked (main agent or subagent, mode, attested), whether a client
-//! waits, the verified project identity and the exact paths — from the service's
-//! JSON. Untrusted strings are made visible (`\u202e`, `С[U+0421]`) so that a terminal never
+//! waits, the verified project identity, the exact paths, and the votes against the quorum
+//! (`1 of 2 approvals`, who voted when, their notes) — from the service's JSON. Untrusted strings are made visible (`\u202e`, `С[U+0421]`) so that a terminal never
 //! renders a control or bidi character.
 
 use serde_json::Value;
@@ -77,7 +77,52 @@ pub fn card_text(approval: &Value, now: OffsetDateTime) -> String {
     ] {
         lines.extend(paths(label, &card[key]));
     }
+    lines.extend(votes(approval));
     lines.join("\n")
+}
+
+/// `1 of 2 approvals` from an approval's JSON; `None` for a quorum of one.
+fn tally_of(approval: &Value) -> Option<String> {
+    let quorum = approval["quorum"].as_u64().filter(|quorum| *quorum > 1)?;
+    let given = approval["votes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|ballot| ballot["vote"] == "approve")
+        .count();
+    Some(format!("{given} of {quorum} approvals"))
+}
+
+/// The quorum line and one line per vote: who, which way, when, and the note.
+fn votes(approval: &Value) -> Vec<String> {
+    let text = |value: &Value| visible_text(value.as_str().unwrap_or(""));
+    let mut lines: Vec<String> = tally_of(approval)
+        .map(|tally| format!("  quorum:   {tally}"))
+        .into_iter()
+        .collect();
+    for (index, ballot) in approval["votes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let head = if index == 0 { "votes:" } else { "" };
+        let vote = match ballot["vote"].as_str() {
+            Some("approve") => "approved",
+            Some("refuse") => "refused",
+            _ => "answered",
+        };
+        let note = ballot["note"]
+            .as_str()
+            .map(|note| format!(": {}", visible_text(note)))
+            .unwrap_or_default();
+        lines.push(format!(
+            "  {head:<9} {} {vote} at {}{note}",
+            text(&ballot["by"]),
+            text(&ballot["at"])
+        ));
+    }
+    lines
 }
 
 /// What became of an approval just approved or refused (as `POST …/approve` answers it): its
@@ -89,12 +134,19 @@ pub fn decided_text(approval: &Value) -> String {
     let kind = serde_json::from_value::<ApprovalKind>(card["kind"].clone())
         .map(kind_label)
         .unwrap_or("unknown kind");
-    let mut lines = vec![format!(
-        "{}  {kind}  ({}, decided by {})",
-        text(&approval["id"]),
-        text(&approval["status"]),
-        visible_text(approval["approved_by"].as_str().unwrap_or("nobody"))
-    )];
+    let head = match tally_of(approval) {
+        Some(tally) if approval["status"] == "pending" => format!(
+            "{}  {kind}  (pending, {tally}; waiting for another approver)",
+            text(&approval["id"]),
+        ),
+        _ => format!(
+            "{}  {kind}  ({}, decided by {})",
+            text(&approval["id"]),
+            text(&approval["status"]),
+            visible_text(approval["approved_by"].as_str().unwrap_or("nobody"))
+        ),
+    };
+    let mut lines = vec![head];
     let result = &approval["result"];
     let said: Vec<String> = result["content"]
         .as_array()
@@ -123,6 +175,7 @@ pub fn decided_text(approval: &Value) -> String {
             visible_text(next)
         ));
     }
+    lines.extend(votes(approval));
     lines.join("\n")
 }
 
@@ -256,5 +309,39 @@ mod tests {
         );
         assert!(text.contains("writes:   a.html"), "{text}");
         assert!(text.contains("deletes:  old.css"), "{text}");
+    }
+
+    /// Issue 35: a quorum card says `1 of 2 approvals` and who voted, when, with their note;
+    /// a counted approval answers pending and waiting, not decided.
+    #[test]
+    fn i35_a_quorum_card_says_1_of_2_and_who_voted() {
+        let approval = json!({
+            "id": "ap_5", "status": "pending", "requested_by": "agent-1", "session_id": "s1",
+            "expires_at": "2026-12-01T10:04:12Z", "quorum": 2,
+            "summary": {"tool": "Projects", "operation": "project_delete", "project_id": "p1"},
+            "card": {"kind": "batch", "scope": "this call only", "message": "m", "targets": ["a.md"]},
+            "votes": [{"by": "alice", "vote": "approve", "at": "2026-12-01T10:01:00Z",
+                       "note": "checked \u{202e}it"}]
+        });
+        let text = card_text(&approval, datetime!(2026-12-01 10:02 UTC));
+        assert!(text.contains("  quorum:   1 of 2 approvals"), "{text}");
+        assert!(
+            text.contains("  votes:    alice approved at 2026-12-01T10:01:00Z: checked \\u202eit"),
+            "{text}"
+        );
+        let decided = decided_text(&approval);
+        assert!(
+            decided.starts_with(
+                "ap_5  This call only  (pending, 1 of 2 approvals; waiting for another approver)"
+            ),
+            "{decided}"
+        );
+        let single = json!({"id": "ap_6", "status": "pending", "quorum": 1, "votes": [],
+            "card": {"kind": "batch"}});
+        let text = card_text(&single, datetime!(2026-12-01 10:02 UTC));
+        assert!(
+            !text.contains("quorum:") && !text.contains("votes:"),
+            "{text}"
+        );
     }
 }

@@ -19,14 +19,26 @@ use crate::store::approvals::ApprovalView;
 pub struct Routing {
     set: ArcSwap<PolicySnapshot>,
     settings: ApprovingSettings,
+    /// `approvals.refusal_requires_note`: a refusal without a note is not given.
+    refusal_requires_note: bool,
 }
 
 impl Routing {
-    pub fn new(set: PolicySnapshot, settings: ApprovingSettings) -> Self {
+    pub fn new(
+        set: PolicySnapshot,
+        settings: ApprovingSettings,
+        refusal_requires_note: bool,
+    ) -> Self {
         Self {
             set: ArcSwap::from_pointee(set),
             settings,
+            refusal_requires_note,
         }
+    }
+
+    /// Whether a refusal must carry a note (`approvals.refusal_requires_note`).
+    pub fn refusal_requires_note(&self) -> bool {
+        self.refusal_requires_note
     }
 
     /// A reloaded approving set (valid: the reload built it first).

@@ -1,8 +1,9 @@
 //! server::approving::sweeper: the task that keeps the approval store honest between
 //! requests: every `approvals.sweep_interval_ms` it expires due approvals and logs each expiry
 //! once (retrying at the next sweep while the log fails), logs the withdrawals their holder
-//! could not, forgets finished approvals past the retention, and ends any run past its
-//! deadline as `failed` with an outcome record.
+//! could not, forgets finished approvals past the retention, ends any run past its deadline
+//! as `failed` with an outcome record, and hands each approval unanswered past
+//! `escalation.after_seconds` to the escalation webhook, once.
 
 use std::sync::{Arc, Weak};
 
@@ -65,6 +66,21 @@ async fn sweep(inner: &Inner) {
     for (_, decision_id) in found.overdue {
         let result = error_json("deadline", "the approved work did not report back");
         inner.journal.outcome(&decision_id, &result, now).await;
+    }
+    escalate(inner, now).await;
+}
+
+/// Sends every approval still unanswered past `escalation.after_seconds` to the escalation
+/// webhook; the books hand each over once.
+async fn escalate(inner: &Inner, now: time::OffsetDateTime) {
+    let Some(after) = inner.notifier.escalate_after() else {
+        return;
+    };
+    let Ok(after) = time::Duration::try_from(after) else {
+        return;
+    };
+    for view in inner.approvals.escalate(now - after, now).await {
+        inner.notifier.approval_escalated(&view, now);
     }
 }
 

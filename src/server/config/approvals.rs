@@ -25,6 +25,8 @@ pub struct RawApprovalLimits {
     /// Nobody approves a call their own agent asked for (`approving.separation-of-duties`,
     /// a fact of the approving policies); default true.
     pub separation_of_duties: Option<bool>,
+    /// A refusal must say why (a `note`); default false (issue 35).
+    pub refusal_requires_note: Option<bool>,
 }
 
 impl ApprovalLimits {

@@ -47,13 +47,13 @@ impl RawNotify {
 /// The base the console's pages hang off: `console_url` as written, with a trailing `/` and the
 /// console's own `/console` taken off (A7), so both the URL `serve` prints for the console
 /// (`http://HOST/console`) and the server's base URL give `http://HOST/console/approvals/…`.
-fn console_base(console: &str) -> String {
+pub(super) fn console_base(console: &str) -> String {
     let base = console.trim_end_matches('/');
     let base = base.strip_suffix("/console").unwrap_or(base);
     base.trim_end_matches('/').to_string()
 }
 
-fn is_http(text: &str) -> bool {
+pub(super) fn is_http(text: &str) -> bool {
     url::Url::parse(text)
         .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.host_str().is_some())
 }

@@ -120,6 +120,8 @@ pub struct RawConfig {
     pub mcp: Option<super::mcp::RawMcp>,
     /// The approval webhook (`config::notify`).
     pub notify: Option<super::notify::RawNotify>,
+    /// Where an approval left unanswered too long is sent (`config::escalation`).
+    pub escalation: Option<super::escalation::RawEscalation>,
     /// A bearer token `GET /metrics` requires (none: the metrics are open; see
     /// docs/operators.md for what they expose).
     pub metrics_token: Option<String>,
@@ -212,6 +214,7 @@ impl RawConfig {
             http: higher.http.or(self.http),
             mcp: higher.mcp.or(self.mcp),
             notify: higher.notify.or(self.notify),
+            escalation: higher.escalation.or(self.escalation),
             metrics_token: higher.metrics_token.or(self.metrics_token),
             logging: match (self.logging, higher.logging) {
                 (Some(lower), Some(higher)) => Some(crate::server::telemetry::RawLogging {

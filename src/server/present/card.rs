@@ -2,7 +2,8 @@
 //! (kind, scope sentence, message, paths with writes and deletes apart, the server-verified
 //! project identity with its URL as text), who asks — main agent or subagent, in which
 //! permission mode, attested or not — from which session and tool call, whether a client
-//! waits for the result, and the time left. Every untrusted string goes through [`shown`].
+//! waits for the result, the time left, and the votes against the quorum (`1 of 2 approvals`,
+//! who voted when, with their notes). Every untrusted string goes through [`shown`].
 
 use maud::{html, Markup};
 use time::OffsetDateTime;
@@ -10,7 +11,7 @@ use time::OffsetDateTime;
 use super::shown::{needs_care, shown, shown_prose, visible_text};
 use crate::authz::{Approval, ApprovalKind};
 use crate::facts::AgentKind;
-use crate::store::approvals::{ApprovalStatus, ApprovalView};
+use crate::store::approvals::{ApprovalStatus, ApprovalView, Vote};
 
 /// What the approver is asked to give, in words.
 pub fn kind_label(kind: ApprovalKind) -> &'static str {
@@ -92,6 +93,9 @@ pub fn card(view: &ApprovalView, now: OffsetDateTime) -> Markup {
                 @if view.status == ApprovalStatus::Pending {
                     span.left { (time_left(view.expires_at, now)) }
                 }
+                @if view.quorum > 1 {
+                    span.quorum data-quorum=(view.quorum) { (view.tally()) }
+                }
             }
             p.scope { strong { "Scope: " } (shown_prose(view.card.scope())) }
             p.message { (shown_prose(view.card.message())) }
@@ -109,8 +113,43 @@ pub fn card(view: &ApprovalView, now: OffsetDateTime) -> Markup {
                 @if let Some(by) = &view.approved_by { dt { "Decided by" } dd { (shown(by)) } }
                 @if let Some(why) = view.withdrawn_because() { dt { "Withdrawn" } dd { (shown_prose(why)) } }
             }
+            (votes(view))
         }
     }
+}
+
+/// Who voted, which way, when, and their note, oldest first.
+fn votes(view: &ApprovalView) -> Markup {
+    html! {
+        @if !view.votes.is_empty() {
+            div.votes {
+                h4 { "Votes (" (view.tally()) ")" }
+                ul {
+                    @for ballot in &view.votes {
+                        li data-vote=(ballot.vote.as_str()) {
+                            (shown(&ballot.by)) " " (voted(ballot.vote)) " at " (stamp(ballot.at))
+                            @if let Some(note) = &ballot.note { ": " q.note { (shown_prose(note)) } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A vote, in words.
+pub fn voted(vote: Vote) -> &'static str {
+    match vote {
+        Vote::Approve => "approved",
+        Vote::Refuse => "refused",
+    }
+}
+
+/// A vote's time as RFC 3339 (UTC, whole seconds).
+fn stamp(at: OffsetDateTime) -> String {
+    let at = at.replace_nanosecond(0).unwrap_or(at);
+    at.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
 fn details(card: &Approval) -> Markup {

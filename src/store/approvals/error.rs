@@ -30,6 +30,13 @@ pub enum ApprovalError {
     Unknown(String),
     #[error("approval `{id}` is already {status}")]
     Closed { id: String, status: String },
+    /// The same approver approved twice: the second changes nothing (issue 35 §2).
+    #[error("`{by}` already approved approval `{id}`: {tally}; waiting for another approver")]
+    AlreadyApproved {
+        id: String,
+        by: String,
+        tally: String,
+    },
     #[error("{0}")]
     Store(#[from] StoreError),
 }

@@ -1,6 +1,6 @@
 //! store::approvals::seam: the seam of approvals — [`ApprovalBook`], whose methods are the
-//! events of an approval's life (create → pending → claim (exactly one) → finish / release /
-//! refuse / withdraw / expire), the held call, waiting for a change, paging and the caps —
+//! events of an approval's life (create → pending → vote (the one that completes the quorum
+//! claims it, exactly once) → finish / release / refuse / withdraw / expire), the held call, waiting for a change, paging and the caps —
 //! and [`Approvals`], the handle the service holds. The in-memory book ([`ApprovalStore`]) is
 //! the embedded default; `store::postgres` keeps the same books for a fleet. It must not log,
 //! re-decide or run anything: that is `approving`'s.
@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::{
-    ApprovalError, ApprovalLimits, ApprovalStatus, ApprovalStore, ApprovalView, Claim, LimitError,
-    Page, PendingCall, Sweep, ToLog, Withdrawal,
+    ApprovalError, ApprovalLimits, ApprovalStatus, ApprovalStore, ApprovalView, Ballot, Claim,
+    LimitError, Page, PendingCall, Sweep, ToLog, Voted, Withdrawal,
 };
 use crate::store::StoreError;
 
@@ -57,17 +57,24 @@ pub trait ApprovalBook: Send + Sync {
         limit: usize,
     ) -> Result<Vec<ApprovalView>, ApprovalError>;
     async fn pending_count(&self, now: OffsetDateTime) -> Result<usize, ApprovalError>;
-    /// Moves a pending approval to running for `approver`; only one caller ever succeeds.
-    async fn claim(
+    /// Counts `ballot` (an approval) on a pending approval, in one step with the claim: the
+    /// vote that completes the quorum moves it to running and claims its call, and only one
+    /// ever does; a second approval by the same approver is refused (`AlreadyApproved`) and
+    /// changes nothing.
+    async fn vote(
         &self,
         id: &str,
-        approver: &str,
+        ballot: Ballot,
         now: OffsetDateTime,
-    ) -> Result<Claim, ApprovalError>;
+    ) -> Result<Voted, ApprovalError>;
+    /// Takes back `by`'s approval of a still pending approval whose record could not be
+    /// written; false when there was none (or it is no longer pending).
+    async fn retract(&self, id: &str, by: &str, now: OffsetDateTime) -> bool;
+    /// Marks a pending approval refused, `ballot` (the refusal) kept with it.
     async fn claim_refusal(
         &self,
         id: &str,
-        refuser: &str,
+        ballot: Ballot,
         now: OffsetDateTime,
     ) -> Result<Claim, ApprovalError>;
     async fn withdraw(
@@ -77,6 +84,9 @@ pub trait ApprovalBook: Send + Sync {
         now: OffsetDateTime,
     ) -> Result<Withdrawal, ApprovalError>;
     async fn requeue_withdrawals(&self, withdrawals: Vec<Withdrawal>, now: OffsetDateTime);
+    /// Marks the pending approvals asked at or before `asked_by` that were not escalated yet
+    /// as escalated, and returns them: each is returned once, across a fleet.
+    async fn escalate(&self, asked_by: OffsetDateTime, now: OffsetDateTime) -> Vec<ApprovalView>;
     /// The asking MCP client came back for the result (its 2026-07-28 retry redeemed the
     /// approval's link): a client now waits (`ClientWait::Waiting`), and a run that waited for
     /// it starts its deadline now. Shows the approval as it stands.
@@ -85,7 +95,8 @@ pub trait ApprovalBook: Send + Sync {
         id: &str,
         now: OffsetDateTime,
     ) -> Result<ApprovalView, ApprovalError>;
-    /// Puts a claimed approval back to pending, its call with it.
+    /// Puts a claimed approval back to pending, its call with it; the vote that claimed it
+    /// is taken back.
     async fn release(&self, claim: Claim, now: OffsetDateTime);
     /// Ends a claimed approval with `status`; false when it had already ended.
     async fn finish(
@@ -220,22 +231,26 @@ impl ApprovalBook for ApprovalStore {
         Ok(ApprovalStore::pending_count(self, now))
     }
 
-    async fn claim(
+    async fn vote(
         &self,
         id: &str,
-        approver: &str,
+        ballot: Ballot,
         now: OffsetDateTime,
-    ) -> Result<Claim, ApprovalError> {
-        ApprovalStore::claim(self, id, approver, now)
+    ) -> Result<Voted, ApprovalError> {
+        ApprovalStore::vote(self, id, ballot, now)
+    }
+
+    async fn retract(&self, id: &str, by: &str, now: OffsetDateTime) -> bool {
+        ApprovalStore::retract(self, id, by, now)
     }
 
     async fn claim_refusal(
         &self,
         id: &str,
-        refuser: &str,
+        ballot: Ballot,
         now: OffsetDateTime,
     ) -> Result<Claim, ApprovalError> {
-        ApprovalStore::claim_refusal(self, id, refuser, now)
+        ApprovalStore::claim_refusal(self, id, ballot, now)
     }
 
     async fn withdraw(
@@ -249,6 +264,10 @@ impl ApprovalBook for ApprovalStore {
 
     async fn requeue_withdrawals(&self, withdrawals: Vec<Withdrawal>, now: OffsetDateTime) {
         ApprovalStore::requeue_withdrawals(self, withdrawals, now);
+    }
+
+    async fn escalate(&self, asked_by: OffsetDateTime, now: OffsetDateTime) -> Vec<ApprovalView> {
+        ApprovalStore::escalate(self, asked_by, now)
     }
 
     async fn client_back(

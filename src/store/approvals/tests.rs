@@ -72,6 +72,25 @@ fn view(id: &str, caller: &str, now: OffsetDateTime) -> ApprovalView {
         result: None,
         asked_as: Default::default(),
         client: Default::default(),
+        quorum: 1,
+        votes: Vec::new(),
+    }
+}
+
+fn ballot(by: &str, vote: Vote) -> Ballot {
+    Ballot::new(by, vote, T0, None)
+}
+
+/// An approval that completes the quorum (all of these have a quorum of one).
+fn approve_once(
+    store: &ApprovalStore,
+    id: &str,
+    by: &str,
+    now: OffsetDateTime,
+) -> Result<Claim, ApprovalError> {
+    match store.vote(id, Ballot::new(by, Vote::Approve, now, None), now)? {
+        Voted::Claimed(claim) => Ok(*claim),
+        Voted::Counted { view, .. } => panic!("counted only: {}", view.tally()),
     }
 }
 
@@ -98,7 +117,9 @@ fn open_approvals_are_capped_per_caller_in_all_and_by_bytes() {
     let total = hold(&store, "c1", "agent-c", "x").unwrap_err();
     assert_eq!(total, LimitError::Total { limit: 3 });
     // A refusal frees its place.
-    let claim = store.claim_refusal("a1", "ops", T0).unwrap();
+    let claim = store
+        .claim_refusal("a1", ballot("ops", Vote::Refuse), T0)
+        .unwrap();
     assert!(store.finish(&claim.id, ApprovalStatus::Refused, None, T0));
     hold(&store, "c1", "agent-c", "x").unwrap();
 }
@@ -122,7 +143,7 @@ fn expiry_frees_the_place_drops_the_call_and_is_reported_once() {
     let ids: Vec<&str> = sweep.expired.iter().map(|(id, _)| id.as_str()).collect();
     assert_eq!(ids, ["a1", "a2"]);
     assert!(store.sweep(later).expired.is_empty(), "reported once");
-    let claimed = store.claim("a1", "approver", later).unwrap_err();
+    let claimed = approve_once(&store, "a1", "approver", later).unwrap_err();
     assert!(claimed.to_string().contains("expired"), "{claimed}");
 }
 
@@ -130,7 +151,7 @@ fn expiry_frees_the_place_drops_the_call_and_is_reported_once() {
 fn finished_approvals_are_forgotten_after_the_retention() {
     let store = ApprovalStore::new(limits());
     hold(&store, "a1", "agent-a", "x").unwrap();
-    let claim = store.claim("a1", "approver", T0).unwrap();
+    let claim = approve_once(&store, "a1", "approver", T0).unwrap();
     assert!(store.finish(&claim.id, ApprovalStatus::Completed, Some(json!({})), T0));
     assert!(
         !store.finish(&claim.id, ApprovalStatus::Failed, None, T0),
@@ -151,13 +172,16 @@ fn finished_approvals_are_forgotten_after_the_retention() {
 fn a_released_claim_is_pending_again_with_its_call() {
     let store = ApprovalStore::new(limits());
     hold(&store, "a1", "agent-a", "x").unwrap();
-    let claim = store.claim("a1", "approver", T0).unwrap();
-    assert!(store.claim("a1", "other", T0).is_err(), "one approver wins");
+    let claim = approve_once(&store, "a1", "approver", T0).unwrap();
+    assert!(
+        approve_once(&store, "a1", "other", T0).is_err(),
+        "one approver wins"
+    );
     store.release(claim, T0);
     let view = store.view("a1", T0).unwrap();
     assert_eq!(view.status, ApprovalStatus::Pending);
     assert_eq!(view.approved_by, None);
-    assert!(store.claim("a1", "approver", T0).is_ok());
+    assert!(approve_once(&store, "a1", "approver", T0).is_ok());
 }
 
 #[test]
@@ -188,16 +212,18 @@ fn a_withdrawal_ends_the_approval_at_once_frees_its_place_and_beats_a_late_appro
     assert_eq!(view.status, ApprovalStatus::Withdrawn);
     assert_eq!(view.withdrawn_because(), Some("the call gave up"));
     assert_eq!(store.pending_count(T0), 1);
-    let late = store.claim("a1", "approver", T0).unwrap_err();
+    let late = approve_once(&store, "a1", "approver", T0).unwrap_err();
     assert!(
         late.to_string()
             .contains("already withdrawn (the call gave up)"),
         "{late}"
     );
-    assert!(store.claim_refusal("a1", "approver", T0).is_err());
+    assert!(store
+        .claim_refusal("a1", ballot("approver", Vote::Refuse), T0)
+        .is_err());
     hold(&store, "a3", "agent-a", "x").unwrap();
     // An approver who came first wins; the withdrawal is told so.
-    store.claim("a2", "approver", T0).unwrap();
+    approve_once(&store, "a2", "approver", T0).unwrap();
     let refused = store.withdraw("a2", "too late", T0).unwrap_err();
     assert!(refused.to_string().contains("running"), "{refused}");
 }
@@ -211,4 +237,96 @@ fn an_unlogged_withdrawal_is_handed_to_the_sweeper_once() {
     assert_eq!(store.sweep(T0).withdrawn, [withdrawn]);
     assert!(store.sweep(T0).withdrawn.is_empty(), "handed over once");
     assert!(store.sweep(T0).expired.is_empty(), "not also an expiry");
+}
+
+fn hold_quorum(store: &ApprovalStore, id: &str, quorum: u8) {
+    let mut view = view(id, "agent-a", T0);
+    view.quorum = quorum;
+    store.create(view, call("x"), "d", T0).unwrap();
+}
+
+/// Issue 35 §2: a quorum of two counts the first approval and stays pending; the same
+/// approver again is refused with the tally and changes nothing; a second approver claims it
+/// (once); all votes are kept with their notes.
+#[test]
+fn i35_a_quorum_of_two_claims_on_the_second_distinct_approver_only() {
+    let store = ApprovalStore::new(limits());
+    hold_quorum(&store, "a1", 2);
+    let note = Some("looked at it".to_string());
+    let first = store
+        .vote(
+            "a1",
+            Ballot::new("alice", Vote::Approve, T0, note.clone()),
+            T0,
+        )
+        .unwrap();
+    let Voted::Counted { view, decision_id } = first else {
+        panic!("the first of two approvals claimed the approval");
+    };
+    assert_eq!(
+        (view.status, view.tally().as_str()),
+        (ApprovalStatus::Pending, "1 of 2 approvals")
+    );
+    assert_eq!(decision_id, "d");
+    let again = store
+        .vote("a1", ballot("alice", Vote::Approve), T0)
+        .unwrap_err();
+    assert_eq!(
+        again.to_string(),
+        "`alice` already approved approval `a1`: 1 of 2 approvals; waiting for another approver"
+    );
+    assert_eq!(
+        store.view("a1", T0).unwrap().votes.len(),
+        1,
+        "nothing changed"
+    );
+    let second = store.vote("a1", ballot("bob", Vote::Approve), T0).unwrap();
+    assert!(matches!(second, Voted::Claimed(_)));
+    let late = store
+        .vote("a1", ballot("carol", Vote::Approve), T0)
+        .unwrap_err();
+    assert!(late.to_string().contains("already running"), "{late}");
+    let view = store.view("a1", T0).unwrap();
+    assert_eq!(view.approved_by.as_deref(), Some("bob"));
+    let voters: Vec<(&str, Option<&str>)> = view
+        .votes
+        .iter()
+        .map(|ballot| (ballot.by.as_str(), ballot.note.as_deref()))
+        .collect();
+    assert_eq!(voters, [("alice", Some("looked at it")), ("bob", None)]);
+}
+
+/// One refusal refuses whatever was approved; a released claim takes its vote back, and a
+/// retracted vote is no longer counted.
+#[test]
+fn i35_one_refusal_refuses_and_a_released_or_retracted_vote_is_taken_back() {
+    let store = ApprovalStore::new(limits());
+    hold_quorum(&store, "a1", 2);
+    store
+        .vote("a1", ballot("alice", Vote::Approve), T0)
+        .unwrap();
+    let refusal = store
+        .claim_refusal("a1", ballot("bob", Vote::Refuse), T0)
+        .unwrap();
+    assert!(store.finish(&refusal.id, ApprovalStatus::Refused, None, T0));
+    let view = store.view("a1", T0).unwrap();
+    assert_eq!(view.status, ApprovalStatus::Refused);
+    assert_eq!(view.votes.len(), 2);
+
+    hold_quorum(&store, "a2", 2);
+    store
+        .vote("a2", ballot("alice", Vote::Approve), T0)
+        .unwrap();
+    let Voted::Claimed(claim) = store.vote("a2", ballot("bob", Vote::Approve), T0).unwrap() else {
+        panic!("the second approval did not claim");
+    };
+    store.release(*claim, T0);
+    let view = store.view("a2", T0).unwrap();
+    assert_eq!(
+        (view.status, view.tally().as_str()),
+        (ApprovalStatus::Pending, "1 of 2 approvals")
+    );
+    assert!(store.retract("a2", "alice", T0));
+    assert!(!store.retract("a2", "alice", T0), "taken back once");
+    assert_eq!(store.view("a2", T0).unwrap().tally(), "0 of 2 approvals");
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 
+use super::ballot::Ballot;
 use crate::authz::CallSummary;
 use crate::authz::{Approval, ApprovalKind};
 use crate::call::{DesignCall, ProjectsCall, WriteSource};
@@ -118,6 +119,13 @@ pub struct ApprovalView {
     /// Whether a client is waiting for the result (A16).
     #[serde(default)]
     pub client: ClientWait,
+    /// How many distinct approvers must approve before the call runs: the largest `@quorum`
+    /// of the policies that asked (issue 35 §2); 1 when none says.
+    #[serde(default = "super::ballot::one")]
+    pub quorum: u8,
+    /// Every answer given so far, oldest first (at most `ballot::MAX_VOTES`).
+    #[serde(default)]
+    pub votes: Vec<Ballot>,
 }
 
 /// The session facts an approver needs to judge who asks (a subagent's write is not the main
@@ -184,6 +192,21 @@ impl ClientWait {
 }
 
 impl ApprovalView {
+    /// `1 of 2 approvals`.
+    pub fn tally(&self) -> String {
+        super::ballot::tally(&self.votes, self.quorum)
+    }
+
+    /// Whether `by` has already approved it.
+    pub fn has_approved(&self, by: &str) -> bool {
+        super::ballot::has_approved(&self.votes, by)
+    }
+
+    /// Whether one more approval completes the quorum.
+    pub fn one_short(&self) -> bool {
+        super::ballot::approvals_given(&self.votes).saturating_add(1) >= usize::from(self.quorum)
+    }
+
     /// What withdrew a withdrawn approval (its result's message); `None` otherwise.
     pub fn withdrawn_because(&self) -> Option<&str> {
         if self.status != ApprovalStatus::Withdrawn {

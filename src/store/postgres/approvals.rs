@@ -1,6 +1,7 @@
 //! store::postgres::approvals: the approval books of a fleet, as rows of `approvals`. Every
 //! change of status is one conditional `UPDATE` (so exactly one replica claims, refuses,
-//! withdraws, expires or fails an approval) that announces the id on the approvals channel in
+//! withdraws, expires or fails an approval; a vote is appended and, when it completes the
+//! quorum, claims the approval in that same statement) that announces the id on the approvals channel in
 //! the same statement; waiters wake on it and read the row (the row is the truth; they also
 //! look every [`POLL`]). The caps are counted under a transaction-scoped advisory lock, so
 //! replicas admitting at once cannot pass them together. It must not log, re-decide or run.
@@ -15,9 +16,9 @@ use tokio_postgres::Row;
 
 use super::fleet::Fleet;
 use crate::store::approvals::{
-    admitted, closed_status, is_approval_id, ApprovalBook, ApprovalError, ApprovalLimits,
-    ApprovalStatus, ApprovalView, Claim, CreateError, Held, Now, Page, PendingCall, Sweep, ToLog,
-    Withdrawal, OVERDUE_GRACE,
+    admitted, closed_status, is_approval_id, tally, ApprovalBook, ApprovalError, ApprovalLimits,
+    ApprovalStatus, ApprovalView, Ballot, Claim, CreateError, Held, Now, Page, PendingCall, Sweep,
+    ToLog, Voted, Withdrawal, OVERDUE_GRACE,
 };
 use crate::store::StoreError;
 
@@ -31,7 +32,12 @@ const ADMIT_LOCK: i64 = 0x0061_736b_6761_7401;
 const ACCOUNT_EVENTS_KEPT: i64 = 100_000;
 
 /// The columns a view is read from.
-const VIEW_COLUMNS: &str = "id, seq, decision_id, status, view, approved_by, result, expires_at";
+const VIEW_COLUMNS: &str =
+    "id, seq, decision_id, status, view, approved_by, result, expires_at, quorum, votes";
+
+/// Whether one more approval completes the row's quorum (its approvals counted in `votes`).
+const COMPLETES: &str = "quorum <= 1 + (SELECT count(*) FROM jsonb_array_elements(votes) AS v \
+     WHERE v->>'vote' = 'approve')";
 
 /// `WITH changed AS (<update … RETURNING id …>)` announced on the approvals channel.
 fn announced(update: &str, returning: &str) -> String {
@@ -80,29 +86,35 @@ impl PgApprovals {
         }
     }
 
-    /// Takes pending approval `id` out of pending with `status` for `by`.
-    async fn take_pending(
+    /// Takes pending approval `id` out of pending as refused, `ballot` (the refusal) kept.
+    async fn refuse_pending(
         &self,
         id: &str,
-        status: ApprovalStatus,
-        by: &str,
+        ballot: &Ballot,
         now: OffsetDateTime,
     ) -> Result<Claim, ApprovalError> {
         let client = self.fleet.client().await.map_err(|e| self.store(e))?;
         let sql = announced(
-            "UPDATE approvals SET status = $2, approved_by = $3, claimed_by = $4, started_at = $5 \
-             WHERE id = $1 AND status = 'pending' AND expires_at > $5",
+            "UPDATE approvals SET status = 'refused', approved_by = $2, claimed_by = $3, \
+             started_at = $4, votes = votes || $5::jsonb \
+             WHERE id = $1 AND status = 'pending' AND expires_at > $4",
             "id, decision_id, view, call",
         );
         let replica = self.fleet.replica();
+        let votes = encoded(&self.fleet, &[ballot]).map_err(|e| self.store(e))?;
         let row = self
             .fleet
-            .timed(client.query_opt(&sql, &[&id, &status.as_str(), &by, &replica, &now]))
+            .timed(client.query_opt(&sql, &[&id, &ballot.by, &replica, &now, &votes]))
             .await
             .map_err(|e| self.store(e))?;
         let Some(row) = row else {
             return Err(self.not_pending(id, now).await);
         };
+        self.claim_of(id, &row)
+    }
+
+    /// The claim a row taken out of pending returns (`view` and `call` columns).
+    fn claim_of(&self, id: &str, row: &Row) -> Result<Claim, ApprovalError> {
         let view: ApprovalView =
             decoded(&self.fleet, row.get("view")).map_err(|e| self.store(e))?;
         let call: Option<Value> = row.get("call");
@@ -115,6 +127,26 @@ impl PgApprovals {
             call,
             client: view.client,
         })
+    }
+
+    /// Why a vote was not counted: `by` already approved (409, with the tally), or the
+    /// approval is unknown or no longer pending.
+    async fn not_counted(&self, id: &str, by: &str, now: OffsetDateTime) -> ApprovalError {
+        match self.row(id).await {
+            Ok(Some(row)) => match view_of(&row, now) {
+                Ok(view) if view.status == ApprovalStatus::Pending && view.has_approved(by) => {
+                    ApprovalError::AlreadyApproved {
+                        id: id.to_string(),
+                        by: by.to_string(),
+                        tally: tally(&view.votes, view.quorum),
+                    }
+                }
+                Ok(_) => self.not_pending(id, now).await,
+                Err(error) => self.store(error),
+            },
+            Ok(None) => ApprovalError::unknown(id),
+            Err(error) => self.store(error),
+        }
     }
 
     /// Runs `sql` (announcing each changed id) and returns the rows it changed.
@@ -289,7 +321,8 @@ impl ApprovalBook for PgApprovals {
         fleet
             .timed(transaction.execute(
                 "INSERT INTO approvals (id, decision_id, requested_by, status, view, call, bytes, \
-                 expires_at, held_by, open) VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, true)",
+                 expires_at, held_by, open, quorum) \
+                 VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, true, $9)",
                 &[
                     &view.id,
                     &decision_id,
@@ -299,6 +332,7 @@ impl ApprovalBook for PgApprovals {
                     &stored_bytes,
                     &view.expires_at,
                     &held_by,
+                    &i16::from(view.quorum),
                 ],
             ))
             .await?;
@@ -393,30 +427,79 @@ impl ApprovalBook for PgApprovals {
         Ok(usize::try_from(row.get::<_, i64>(0)).unwrap_or(usize::MAX))
     }
 
-    async fn claim(
+    async fn vote(
         &self,
         id: &str,
-        approver: &str,
+        ballot: Ballot,
         now: OffsetDateTime,
-    ) -> Result<Claim, ApprovalError> {
+    ) -> Result<Voted, ApprovalError> {
         if !is_approval_id(id) {
             return Err(ApprovalError::unknown(id));
         }
-        self.take_pending(id, ApprovalStatus::Running, approver, now)
+        // One statement counts the vote and, when it completes the quorum, claims the row:
+        // racing voters serialize on the row's lock, and each re-reads the votes the one
+        // before it committed, so exactly one of them sees the quorum complete.
+        let sql = announced(
+            &format!(
+                "UPDATE approvals SET votes = votes || $2::jsonb, \
+                 status = CASE WHEN {COMPLETES} THEN 'running' ELSE 'pending' END, \
+                 approved_by = CASE WHEN {COMPLETES} THEN $3 END, \
+                 claimed_by = CASE WHEN {COMPLETES} THEN $4 END, \
+                 started_at = CASE WHEN {COMPLETES} THEN $5::timestamptz END \
+                 WHERE id = $1 AND status = 'pending' AND expires_at > $5 \
+                 AND NOT votes @> jsonb_build_array(jsonb_build_object('by', $3::text, 'vote', 'approve'))"
+            ),
+            "id, decision_id, status, view, CASE WHEN status = 'running' THEN call END AS call, \
+             approved_by, result, expires_at, seq, quorum, votes",
+        );
+        let votes = encoded(&self.fleet, &[&ballot]).map_err(|e| self.store(e))?;
+        let replica = self.fleet.replica();
+        let rows = self
+            .changed(&sql, &[&id, &votes, &ballot.by, &replica, &now])
             .await
+            .map_err(|e| self.store(e))?;
+        let Some(row) = rows.first() else {
+            return Err(self.not_counted(id, &ballot.by, now).await);
+        };
+        let status: String = row.get("status");
+        if status == ApprovalStatus::Running.as_str() {
+            return Ok(Voted::Claimed(Box::new(self.claim_of(id, row)?)));
+        }
+        let view = view_of(row, now).map_err(|e| self.store(e))?;
+        Ok(Voted::Counted {
+            view: Box::new(view),
+            decision_id: row.get("decision_id"),
+        })
+    }
+
+    async fn retract(&self, id: &str, by: &str, _now: OffsetDateTime) -> bool {
+        let sql = announced(
+            "UPDATE approvals SET votes = (SELECT coalesce(jsonb_agg(v ORDER BY n), '[]'::jsonb) \
+             FROM jsonb_array_elements(votes) WITH ORDINALITY AS e(v, n) \
+             WHERE NOT (v->>'by' = $2 AND v->>'vote' = 'approve')) \
+             WHERE id = $1 AND status = 'pending' \
+             AND votes @> jsonb_build_array(jsonb_build_object('by', $2::text, 'vote', 'approve'))",
+            "id",
+        );
+        match self.changed(&sql, &[&id, &by]).await {
+            Ok(rows) => !rows.is_empty(),
+            Err(error) => {
+                tracing::error!(%error, approval = %id, "an unlogged vote could not be taken back");
+                false
+            }
+        }
     }
 
     async fn claim_refusal(
         &self,
         id: &str,
-        refuser: &str,
+        ballot: Ballot,
         now: OffsetDateTime,
     ) -> Result<Claim, ApprovalError> {
         if !is_approval_id(id) {
             return Err(ApprovalError::unknown(id));
         }
-        self.take_pending(id, ApprovalStatus::Refused, refuser, now)
-            .await
+        self.refuse_pending(id, &ballot, now).await
     }
 
     async fn withdraw(
@@ -456,6 +539,31 @@ impl ApprovalBook for PgApprovals {
         self.requeue(rows).await;
     }
 
+    async fn escalate(&self, asked_by: OffsetDateTime, now: OffsetDateTime) -> Vec<ApprovalView> {
+        // One conditional UPDATE: whichever replica's sweeper marks a row escalated sends it.
+        let sql = format!(
+            "UPDATE approvals SET escalated = true WHERE status = 'pending' AND NOT escalated \
+             AND expires_at > $2 AND (view->>'created_at')::timestamptz <= $1 \
+             RETURNING {VIEW_COLUMNS}"
+        );
+        let rows = match self.changed(&sql, &[&asked_by, &now]).await {
+            Ok(rows) => rows,
+            Err(error) => {
+                tracing::warn!(%error, "the approvals to escalate could not be read");
+                return Vec::new();
+            }
+        };
+        rows.iter()
+            .filter_map(|row| match view_of(row, now) {
+                Ok(view) => Some(view),
+                Err(error) => {
+                    tracing::error!(%error, "an escalated approval does not read back");
+                    None
+                }
+            })
+            .collect()
+    }
+
     async fn client_back(
         &self,
         id: &str,
@@ -483,7 +591,8 @@ impl ApprovalBook for PgApprovals {
         };
         let sql = announced(
             "UPDATE approvals SET status = 'pending', approved_by = NULL, claimed_by = NULL, \
-             started_at = NULL, call = $2 WHERE id = $1 AND open",
+             started_at = NULL, call = $2, votes = CASE WHEN votes->-1->>'by' = approved_by \
+             THEN votes - -1 ELSE votes END WHERE id = $1 AND open",
             "id",
         );
         if let Err(error) = self.changed(&sql, &[&claim.id, &call]).await {
@@ -572,6 +681,8 @@ fn view_of(row: &Row, now: OffsetDateTime) -> Result<ApprovalView, StoreError> {
     }
     view.approved_by = row.get("approved_by");
     view.result = row.get("result");
+    view.quorum = u8::try_from(row.get::<_, i16>("quorum")).map_err(|_| bad_quorum())?;
+    view.votes = serde_json::from_value(row.get("votes")).map_err(bad_row)?;
     Ok(view)
 }
 
@@ -579,6 +690,13 @@ fn bad_row(error: serde_json::Error) -> StoreError {
     StoreError::Refused {
         store: "PostgreSQL".to_string(),
         cause: format!("a stored approval does not read back ({error})"),
+    }
+}
+
+fn bad_quorum() -> StoreError {
+    StoreError::Refused {
+        store: "PostgreSQL".to_string(),
+        cause: "a stored approval's quorum is out of range".to_string(),
     }
 }
 

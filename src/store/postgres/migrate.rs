@@ -12,10 +12,11 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_account_events.sql"),
     include_str!("migrations/0003_plans.sql"),
     include_str!("migrations/0004_trust.sql"),
+    include_str!("migrations/0005_quorum.sql"),
 ];
 
 /// The schema version this binary writes.
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 
 /// The advisory lock key under which migrations run ("askgate" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0061_736b_6761_7465;
