@@ -56,6 +56,8 @@ pub struct ApprovalFacts {
     pub agent_id: String,
     pub mode: String,
     pub attestation: String,
+    /// Unanswered past `escalation.after_seconds` and handed to the second group.
+    pub escalated: bool,
 }
 
 /// What the configuration says about approving (the schema's `ApprovingContext`).
@@ -207,6 +209,10 @@ fn build(
         ("agent_id".to_string(), text(&approval.agent_id)),
         ("mode".to_string(), text(&approval.mode)),
         ("attestation".to_string(), text(&approval.attestation)),
+        (
+            "escalated".to_string(),
+            RestrictedExpression::new_bool(approval.escalated),
+        ),
     ]);
     entities.push(
         Entity::new(approval_uid.clone(), attrs, HashSet::new())
@@ -256,6 +262,7 @@ mod tests {
             agent_id: String::new(),
             mode: "default".into(),
             attestation: "none".into(),
+            escalated: false,
         }
     }
 

@@ -50,5 +50,6 @@ pub struct Decision {
     pub requests: Requests,
     /// A deny a token with these OAuth scopes would not have met (its determining policies'
     /// `@step_up`): the front doors answer with OAuth's `insufficient_scope` challenge.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub step_up: Vec<String>,
 }

@@ -65,6 +65,7 @@ impl Pipeline {
             client,
             quorum: prepared.snapshot.quorum(&decision.policies),
             votes: Vec::new(),
+            escalated: false,
         };
         let decision_id = prepared.decision_id;
         // A request of this process holds the call open, or will once its client is back.
@@ -355,6 +356,7 @@ fn closed_view(
         client: ClientWait::Polls,
         quorum: 1,
         votes: Vec::new(),
+        escalated: false,
     }
 }
 

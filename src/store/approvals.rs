@@ -146,7 +146,6 @@ impl ApprovalStore {
             changed: Arc::new(Notify::new()),
             started: None,
             open: true,
-            escalated: false,
         };
         book.entries.insert(view.id.clone(), entry);
         Ok(view)
@@ -333,14 +332,14 @@ impl ApprovalStore {
             .filter(|id| {
                 book.entries
                     .get(*id)
-                    .is_some_and(|entry| !entry.escalated && entry.view.created_at <= asked_by)
+                    .is_some_and(|entry| !entry.view.escalated && entry.view.created_at <= asked_by)
             })
             .cloned()
             .collect();
         let mut escalated = Vec::with_capacity(due.len());
         for id in &due {
             if let Some(entry) = book.entries.get_mut(id) {
-                entry.escalated = true;
+                entry.view.escalated = true;
                 escalated.push(entry.view.clone());
             }
         }

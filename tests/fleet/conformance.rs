@@ -82,6 +82,7 @@ fn view(id: &str, caller: &str, now: OffsetDateTime) -> ApprovalView {
         client: Default::default(),
         quorum: 1,
         votes: Vec::new(),
+        escalated: false,
     }
 }
 

@@ -107,5 +107,6 @@ pub fn facts_of(view: &ApprovalView) -> ApprovalFacts {
         agent_id: view.asked_as.agent_id.clone().unwrap_or_default(),
         mode: view.asked_as.mode.as_str().to_string(),
         attestation: view.asked_as.attestation.as_str().to_string(),
+        escalated: view.escalated,
     }
 }

@@ -28,8 +28,6 @@ pub(super) struct Entry {
     pub started: Option<tokio::time::Instant>,
     /// Pending or running (or a refusal not yet logged): holds a place under the caps.
     pub open: bool,
-    /// Handed to the escalation once (it stayed unanswered past its time).
-    pub escalated: bool,
 }
 
 /// An expiry or an overdue run the sweeper must log: (approval id, decision id).

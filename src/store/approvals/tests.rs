@@ -74,6 +74,7 @@ fn view(id: &str, caller: &str, now: OffsetDateTime) -> ApprovalView {
         client: Default::default(),
         quorum: 1,
         votes: Vec::new(),
+        escalated: false,
     }
 }
 

@@ -126,6 +126,11 @@ pub struct ApprovalView {
     /// Every answer given so far, oldest first (at most `ballot::MAX_VOTES`).
     #[serde(default)]
     pub votes: Vec<Ballot>,
+    /// It went unanswered past `escalation.after_seconds` and was handed to the second group
+    /// (issue 35 §2); the approving policies read it (`resource.escalated`), so a rule can
+    /// widen who may approve once it is.
+    #[serde(default)]
+    pub escalated: bool,
 }
 
 /// The session facts an approver needs to judge who asks (a subagent's write is not the main

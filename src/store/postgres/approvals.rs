@@ -33,7 +33,7 @@ const ACCOUNT_EVENTS_KEPT: i64 = 100_000;
 
 /// The columns a view is read from.
 const VIEW_COLUMNS: &str =
-    "id, seq, decision_id, status, view, approved_by, result, expires_at, quorum, votes";
+    "id, seq, decision_id, status, view, approved_by, result, expires_at, quorum, votes, escalated";
 
 /// Whether one more approval completes the row's quorum (its approvals counted in `votes`).
 const COMPLETES: &str = "quorum <= 1 + (SELECT count(*) FROM jsonb_array_elements(votes) AS v \
@@ -450,7 +450,7 @@ impl ApprovalBook for PgApprovals {
                  AND NOT votes @> jsonb_build_array(jsonb_build_object('by', $3::text, 'vote', 'approve'))"
             ),
             "id, decision_id, status, view, CASE WHEN status = 'running' THEN call END AS call, \
-             approved_by, result, expires_at, seq, quorum, votes",
+             approved_by, result, expires_at, seq, quorum, votes, escalated",
         );
         let votes = encoded(&self.fleet, &[&ballot]).map_err(|e| self.store(e))?;
         let replica = self.fleet.replica();
@@ -683,6 +683,7 @@ fn view_of(row: &Row, now: OffsetDateTime) -> Result<ApprovalView, StoreError> {
     view.result = row.get("result");
     view.quorum = u8::try_from(row.get::<_, i16>("quorum")).map_err(|_| bad_quorum())?;
     view.votes = serde_json::from_value(row.get("votes")).map_err(bad_row)?;
+    view.escalated = row.get("escalated");
     Ok(view)
 }
 
