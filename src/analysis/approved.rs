@@ -90,7 +90,6 @@ fn approvals_set(asked: &Asked) -> Expr {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

@@ -62,7 +62,6 @@ fn literal(value: &Value) -> Option<Expr> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::authz::EntityRef;
 

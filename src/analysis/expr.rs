@@ -312,7 +312,6 @@ pub fn question(id: &str, body: Expr) -> Result<Policy, AnalysisError> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     #[test]

@@ -136,13 +136,6 @@ pub fn split(text: &[u8]) -> Option<(Vec<u8>, Link)> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::*;
 
     #[test]

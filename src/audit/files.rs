@@ -113,13 +113,6 @@ pub fn all_log_files(dir: &Path) -> std::io::Result<Vec<(Option<ReplicaId>, u64,
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::*;
 
     #[test]

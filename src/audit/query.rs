@@ -176,13 +176,6 @@ fn decisions(records: &[Record]) -> impl Iterator<Item = &DecisionRecord> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use time::macros::datetime;
 
     use super::*;

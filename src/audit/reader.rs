@@ -158,13 +158,6 @@ pub fn split_lines(bytes: &[u8]) -> impl Iterator<Item = RawLine<'_>> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::*;
 
     #[test]

@@ -284,13 +284,6 @@ impl Record {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::*;
 
     pub(super) fn outcome_line(version: &str, kind: &str) -> String {

@@ -408,13 +408,6 @@ fn change(
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::*;
     use crate::audit::record::DecisionOrigin;
     use crate::authz::baseline;

@@ -311,13 +311,6 @@ impl Drop for DecisionLog {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::*;
 
     pub(super) fn record(id: u32) -> Record {

@@ -77,7 +77,6 @@ impl std::fmt::Display for EntityRef {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

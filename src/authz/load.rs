@@ -370,7 +370,6 @@ pub(super) fn content_hash(schema: &Source, sources: &[Source]) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use crate::authz::{baseline, PolicySnapshot, Source};
 
     fn load_with(text: &str) -> Result<PolicySnapshot, String> {

@@ -1,7 +1,5 @@
 //! Tests for `targets`: one request per distinct path, every target's class the one Cedar
 //! gives, and cached answers that are the answers Cedar gives.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use std::sync::Arc;
 
 use super::*;

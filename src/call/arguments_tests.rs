@@ -1,11 +1,4 @@
 //! Tests the §1.4 type and size rules through `DesignCall::parse`, at and just over each limit.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use serde_json::json;
 
 use super::test_support::{field_of, parse};

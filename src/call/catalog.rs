@@ -78,13 +78,6 @@ fn parse_tool(entry: &Value) -> Option<CatalogTool> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::*;
     use serde_json::json;
 

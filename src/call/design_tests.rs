@@ -1,12 +1,5 @@
 //! Tests `DesignCall::parse`: input shape, operation names, unknown and server-only operations,
 //! finalize_plan extras and the accessors.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use serde_json::{json, Value};
 
 use super::*;

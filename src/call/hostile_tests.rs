@@ -1,11 +1,4 @@
 //! Feeds hostile inputs to every parser and checks they return values instead of panicking.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use serde_json::{json, Value};
 
 use super::operations::static_operations;

@@ -1,12 +1,5 @@
 //! Tests unknown keys and fields, `null` handling and enum-like choices of §1.4 through
 //! `DesignCall::parse`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use serde_json::{json, Value};
 
 use super::test_support::{field_of, parse};

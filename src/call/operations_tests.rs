@@ -1,11 +1,4 @@
 //! Tests the static operation table, every operation's allowed keys and the hint merge.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use serde_json::{json, Map, Value};
 
 use super::operations::static_operations;

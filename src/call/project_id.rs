@@ -74,8 +74,6 @@ fn quoted_js_length(id: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-
     use super::*;
     use serde_json::json;
 

@@ -1,11 +1,4 @@
 //! Tests `ProjectsCall::parse` (§10.1): methods, field bounds, required fields and `force`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use serde_json::{json, Value};
 
 use super::*;

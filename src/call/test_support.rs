@@ -1,7 +1,5 @@
 //! What the call tests share: parsing a Design call from its operation and arguments, and
 //! the field its error names.
-#![allow(clippy::panic)]
-
 use serde_json::{json, Value};
 
 use super::{CallError, DesignCall};

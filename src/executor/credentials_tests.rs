@@ -1,10 +1,4 @@
 //! Tests for `credentials`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
 use super::*;
 use axum::{extract::State, http::StatusCode, routing::post, Json, Router};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -25,12 +25,6 @@ pub fn redact_all<T: AsRef<str>>(text: &str, tokens: &[T]) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
     use super::*;
 
     #[test]

@@ -1,10 +1,4 @@
 //! Tests for `result`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
 use super::*;
 
 fn image(length: usize) -> Value {

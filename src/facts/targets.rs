@@ -87,7 +87,6 @@ fn gathered(set: TargetSet, paths: &[&str]) -> Targets {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::*;
     use crate::authz::context::TargetContext;
     use serde_json::json;

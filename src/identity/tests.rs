@@ -1,10 +1,4 @@
 //! identity::tests: every rejection and label of client-facts §5.3.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
 use super::*;
 use serde_json::json;
 

@@ -129,12 +129,6 @@ fn plan_list_cost(paths: &[String]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
     use super::*;
 
     /// One path of each given length, made of `x`.

@@ -169,12 +169,6 @@ fn is_parent_segment(segment: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
     use super::*;
 
     /// The reference decision, only to cross-check that the facts carry enough information.

@@ -91,7 +91,6 @@ impl<'de> Deserialize<'de> for PathSet {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn set(paths: &[&str]) -> PathSet {

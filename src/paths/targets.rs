@@ -88,12 +88,6 @@ fn support_path(path: Option<&Value>) -> Option<Vec<&str>> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
     use super::*;
     use serde_json::json;
 

@@ -144,12 +144,6 @@ fn delete_targets(arguments: Arguments<'_>) -> Result<Vec<String>, String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
     use super::*;
     use serde_json::json;
 

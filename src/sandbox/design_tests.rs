@@ -1,12 +1,5 @@
 //! sandbox::design_tests: every Design operation's happy path and the server-side enforcement
 //! (consent, grants, plan tokens), over real HTTP on loopback.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use serde_json::{json, Value};
 
 use super::testing::{start, Running};

@@ -74,12 +74,6 @@ pub fn authorize(
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
     use super::*;
     use crate::sandbox::state::PlanGrant;
     use serde_json::Map;

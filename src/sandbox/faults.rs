@@ -235,12 +235,6 @@ fn drop_connection(request: &Request) -> Response {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
     use super::*;
 
     fn request(fault: &str) -> FaultRequest {

@@ -1,12 +1,5 @@
 //! sandbox::testing: starts a sandbox on 127.0.0.1:0 for the HTTP tests and speaks to it with
 //! reqwest. Test-only; it must not be used outside `#[cfg(test)]`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 

@@ -1,12 +1,5 @@
 //! sandbox::tests: real HTTP on loopback for the transport, auth, token, consent, grants,
 //! faults, concurrency and the state file.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use serde_json::json;
 
 use super::testing::{start, start_with, TOKEN};

@@ -241,13 +241,6 @@ fn door(door: FrontDoor) -> FrontDoorV1 {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use std::path::{Path, PathBuf};
 
     use super::*;

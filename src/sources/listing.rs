@@ -81,13 +81,6 @@ fn is_symlink(path: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use std::os::unix::fs::symlink;
 
     use super::*;

@@ -1,10 +1,4 @@
 //! state::followups tests: the events each outcome implies, and what `may_record` withholds.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
 use serde_json::json;
 use time::macros::datetime;
 

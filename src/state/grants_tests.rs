@@ -1,10 +1,4 @@
 //! state::grants tests: verified, ineligible and recard bookkeeping (client-facts §5).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
 use super::*;
 
 const PROJECT: &str = "0a1b2c3d-0000-4000-8000-00000000abcd";

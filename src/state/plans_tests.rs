@@ -1,10 +1,4 @@
 //! state::plans tests: registration rules, expiry, clearing by project key (client-facts §3).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
 use super::*;
 use crate::state::test_support::{approval, NOW, PROJECT};
 use std::collections::BTreeSet;

@@ -1,10 +1,4 @@
 //! state::sessions tests: plans per session, idle eviction and the bounds (F3).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
 use time::Duration;
 
 use super::*;

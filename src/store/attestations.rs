@@ -368,7 +368,6 @@ impl MemoryAttestations {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     const NAMES: &[String] = &[];

@@ -153,8 +153,6 @@ pub fn resolved_ties<'a>(on_resolved: impl IntoIterator<Item = &'a LikePattern>)
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
-
     use super::*;
 
     fn pattern(text: &str) -> LikePattern {

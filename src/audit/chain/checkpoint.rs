@@ -105,13 +105,6 @@ fn parse_signature(text: &str) -> Option<Signature> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::super::LineHash;
     use super::*;
 

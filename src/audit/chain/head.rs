@@ -169,13 +169,6 @@ fn push(out: &mut Vec<u8>, tip: &mut Tip, raw: &[u8]) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::super::{key::CheckpointKey, split};
     use super::*;
 

@@ -133,13 +133,6 @@ pub fn find_start(dir: &Path, replica: Option<&ReplicaId>) -> Start {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::super::notes::NoteEvent;
     use super::*;
 

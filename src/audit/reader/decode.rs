@@ -152,13 +152,6 @@ fn prefix(text: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::super::split_lines;
     use super::*;
 

@@ -156,13 +156,6 @@ fn span(path: &Path) -> Option<(OffsetDateTime, OffsetDateTime)> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use time::macros::datetime;
 
     use super::*;

@@ -75,13 +75,6 @@ impl PartialEq for LoggedContext {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::*;
 
     /// The bytes written straight from the context are the bytes of the JSON object it used

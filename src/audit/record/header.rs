@@ -88,13 +88,6 @@ kind_marker!(OutcomeKind, "outcome");
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::super::tests::outcome_line;
     use super::super::{OutcomeRecord, OutcomeStatus};
 

@@ -109,13 +109,6 @@ pub fn format_time(time: OffsetDateTime) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use time::macros::datetime;
 
     use super::*;

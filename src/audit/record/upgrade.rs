@@ -126,13 +126,6 @@ fn lookup_mut<'a>(
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use serde_json::json;
 
     use super::*;

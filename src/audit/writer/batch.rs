@@ -121,13 +121,6 @@ impl Batch {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use std::sync::Arc;
 
     use super::*;

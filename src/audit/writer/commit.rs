@@ -120,13 +120,6 @@ fn segment(filling: &Filling, start: usize, end: usize) -> &[u8] {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::super::tests::{append_from_four_threads, assert_each_thread_in_order, ids_of};
     use super::super::{DecisionLog, Durability, LogOptions};
     use crate::audit::files::sequence_files;

@@ -61,13 +61,6 @@ impl FailureState {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::*;
 
     fn io(message: &str) -> Result<(), LogError> {

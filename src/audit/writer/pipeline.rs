@@ -331,13 +331,6 @@ impl<'a> Hand<'a> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::super::tests::{
         append_from_four_threads, assert_each_thread_in_order, ids_of, record,
     };

@@ -146,13 +146,6 @@ fn first_zero(file: &File, length: u64) -> std::io::Result<Option<u64>> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::super::tests::{ids_of, record, stored_len};
     use super::super::{DecisionLog, Durability, LogOptions};
     use crate::audit::files::sequence_files;

@@ -373,13 +373,6 @@ fn ends_cleanly(path: &Path) -> Result<bool, LogError> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::super::tests::{record, stored_len};
     use super::super::DecisionLog;
     use super::*;

@@ -1,6 +1,4 @@
 //! Tests for `probes`: the forms read from a policy, and outcomes equal to Cedar's.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
-
 use std::str::FromStr;
 
 use super::*;

@@ -1,7 +1,5 @@
 //! Tests for `project`: keys encode exactly what a tree reads, and the Cedar record holds the
 //! same parts.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use std::collections::BTreeMap;
 
 use super::*;

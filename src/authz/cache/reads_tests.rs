@@ -1,6 +1,4 @@
 //! Tests for `reads`: what a policy's text reads, and the union of a slice.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
-
 use std::collections::BTreeMap;
 use std::str::FromStr;
 

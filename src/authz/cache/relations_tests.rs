@@ -1,6 +1,4 @@
 //! Tests for `relations`: the forms read from a policy, and outcomes equal to Cedar's.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
-
 use std::collections::BTreeSet;
 use std::str::FromStr;
 

@@ -96,7 +96,6 @@ impl AnswerCache {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use cedar_policy::PolicyId;
 

@@ -1,6 +1,4 @@
 //! authz::card::kept tests: the clauses a "this call only" card adds, from gathered facts.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use serde_json::{json, Value};
 
 use super::*;

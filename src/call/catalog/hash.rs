@@ -90,13 +90,6 @@ fn write_canonical(value: &Value, text: &mut String) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use super::*;
     use serde_json::json;
 

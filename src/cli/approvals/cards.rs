@@ -199,8 +199,6 @@ fn paths(label: &str, list: &Value) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-
     use serde_json::json;
     use time::macros::datetime;
 

@@ -109,7 +109,6 @@ fn objects_only(value: &Value) -> Result<(), AnswerError> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn refused(body: &str) -> String {

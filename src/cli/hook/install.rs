@@ -189,7 +189,6 @@ pub(crate) fn valid_server(raw: &str) -> Result<String, InstallError> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

@@ -1,12 +1,5 @@
 //! A small in-test claude.ai for the Design client, following the gateway's common contract: bearer
 //! auth, rotating tokens, MCP sessions, scripted faults, consent and grant routes. Test-only.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};

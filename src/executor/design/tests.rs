@@ -1,11 +1,4 @@
 //! Transport tests against the in-test claude.ai over real loopback HTTP.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use super::fake::{Fake, Fault, ACCESS, REFRESH};
 use super::*;
 use std::sync::atomic::Ordering;

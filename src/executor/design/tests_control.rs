@@ -1,11 +1,4 @@
 //! Tests of 403 signals, result mapping, redaction, consent, grants and identity over loopback.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use super::fake::{Fake, Fault, ACCESS};
 use super::tests::client;
 use super::*;

@@ -163,8 +163,6 @@ impl ProjectDetail {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-
     use super::*;
 
     fn detail_with_docs(count: usize) -> ProjectDetail {

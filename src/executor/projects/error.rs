@@ -175,8 +175,6 @@ impl ProjectsError {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-
     use super::*;
 
     #[test]

@@ -1,12 +1,5 @@
 //! Test harness of the Projects executor: the sandbox served over real HTTP on loopback behind
 //! a bearer gate, a fake credential, and temporary spill and `local_path` root directories.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};

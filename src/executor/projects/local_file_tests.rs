@@ -1,11 +1,4 @@
 //! Tests of the `local_path` checks against a real temporary directory.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use std::os::unix::fs::symlink;
 use std::path::Path;
 

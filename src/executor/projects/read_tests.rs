@@ -1,11 +1,4 @@
 //! End-to-end tests of project_info, project_read and project_search against the sandbox.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use serde_json::json;
 
 use super::harness::{mode_of, Harness};

@@ -128,8 +128,6 @@ fn linked_from(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
     use std::os::unix::fs::symlink;
 
     use super::*;

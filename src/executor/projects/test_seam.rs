@@ -54,8 +54,6 @@ pub(crate) fn reach(stage: LocalPathStage, path: &Path) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::sync::Arc;
 

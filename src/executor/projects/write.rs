@@ -149,8 +149,6 @@ pub(crate) async fn project_delete(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-
     use super::*;
 
     fn detail(knowledge_size: i64, max_knowledge_size: i64) -> ProjectDetail {

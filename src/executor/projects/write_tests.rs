@@ -1,12 +1,5 @@
 //! End-to-end tests of project_write, project_delete, credentials and transport errors
 //! against the sandbox.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 

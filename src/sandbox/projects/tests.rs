@@ -1,11 +1,4 @@
 //! Tests of the Projects sandbox over real HTTP on loopback.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use base64::Engine;
 use serde_json::{json, Value};
 

@@ -64,8 +64,6 @@ fn without_also(card: &Approval) -> Approval {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
-
     use super::*;
     use crate::authz::requests::Requests;
 

@@ -116,8 +116,6 @@ fn seconds(field: &str, value: Option<u64>, default: u64) -> Result<Duration, Co
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
-
     use super::*;
 
     #[test]

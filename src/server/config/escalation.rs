@@ -68,8 +68,6 @@ fn missing(key: &str) -> ConfigError {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
-
     use super::*;
 
     #[test]

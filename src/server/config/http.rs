@@ -228,8 +228,6 @@ impl HttpLimits {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
-
     use super::*;
 
     fn with(raw: RawHttpLimits) -> Result<HttpLimits, ConfigError> {

@@ -60,8 +60,6 @@ pub(super) fn is_http(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
-
     use super::*;
 
     #[test]

@@ -77,8 +77,6 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
     use super::super::RawConfig;
     use super::*;
 

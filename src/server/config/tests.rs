@@ -1,8 +1,6 @@
 //! server::config::tests: the refusals of `Config::validate` (C7, C12, the log's writer
 //! threads) and the quoting rule of config file errors (C13); the binary's own refusals are in
 //! `tests/hostile/config.rs`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use super::*;
 
 fn caller(token: &str) -> RawCaller {

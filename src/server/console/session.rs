@@ -111,8 +111,6 @@ pub fn set_cookie(name: &str, value: &str, max_age: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-
     use axum::http::HeaderValue;
     use time::macros::datetime;
 

@@ -131,8 +131,6 @@ fn make_room(by_peer: &mut HashMap<Key, Failures>, now: OffsetDateTime) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
-
     use time::macros::datetime;
 
     use super::*;

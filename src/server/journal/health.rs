@@ -76,13 +76,6 @@ impl FailureStamps {
 
 #[cfg(test)]
 mod tests {
-    #![allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )]
-
     use serde_json::json;
     use time::macros::datetime;
 

@@ -115,8 +115,6 @@ fn make_room(peers: &mut HashMap<IpAddr, Peer>, now: Instant) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
-
     use std::net::Ipv4Addr;
 
     use super::*;

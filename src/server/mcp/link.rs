@@ -243,7 +243,6 @@ fn associated(principal: &str, digest: &[u8; 32]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     const NOW: OffsetDateTime = time::macros::datetime!(2026-12-01 12:00 UTC);

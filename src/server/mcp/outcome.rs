@@ -252,8 +252,6 @@ pub fn error(text: &str) -> CallToolResult {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-
     use super::*;
 
     fn failed(kind: &str, text: &str) -> ApprovalView {

@@ -74,7 +74,6 @@ fn projects_schema() -> Value {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::indexing_slicing)]
     use super::*;
     use crate::call::operations::static_operations;
 

@@ -154,8 +154,6 @@ impl<'de> Visitor<'de> for KeyVisitor {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-
     use super::*;
 
     fn found(body: &str) -> Option<(String, String)> {

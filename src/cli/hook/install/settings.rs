@@ -224,7 +224,6 @@ fn write_new(temporary: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::*;
 
     fn entry() -> HookEntry {

@@ -1,6 +1,4 @@
 //! server::auth::claims::tests: claims → caller, on claims as a verified token carries them.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use serde_json::{json, Value};
 
 use super::*;

@@ -1,6 +1,4 @@
 //! server::auth::issuer::tests: the refusals of `IdentityConfig::validate`, each naming its field.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use serde_json::json;
 
 use super::*;

@@ -1,6 +1,4 @@
 //! server::auth::keys::tests: which published keys are kept, and which algorithms each verifies.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-
 use serde_json::json;
 
 use super::*;

@@ -185,7 +185,6 @@ fn key_schema(key: &ArgumentKey) -> Value {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::indexing_slicing)]
     use super::*;
 
     #[test]
