@@ -14,7 +14,7 @@ mod attest;
 mod boundaries;
 mod cards;
 mod consent_grants;
-mod console;
+pub(crate) mod console;
 mod console_boundaries;
 mod console_browser;
 mod escalation;

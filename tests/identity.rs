@@ -2,6 +2,8 @@
 //! loopback (`support::oidc`): tokens it issues by client credentials, tokens its current key
 //! signs with chosen claims, and tokens an attacker crafts. Each test starts its own provider.
 
+mod console;
+mod console_browser;
 mod intake;
 mod issuers;
 mod refused;

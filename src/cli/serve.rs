@@ -201,7 +201,11 @@ fn announce(config: &Config, booted: &crate::server::boot::Booted, listeners: &L
     let snapshot = booted.state.inner().snapshot.load();
     let listen = Listeners::address(&listeners.main, config.listen);
     println!("askgate listening on http://{listen}");
-    println!("approval console: http://{listen}/console (sign in with an approver token)");
+    let sign_in = match &config.console_oidc {
+        Some(oidc) => format!("sign in with {} or an approver token", oidc.label),
+        None => "sign in with an approver token".to_string(),
+    };
+    println!("approval console: http://{listen}/console ({sign_in})");
     println!("MCP for agents: http://{listen}/mcp");
     if let (Some(health), Some(asked)) = (&listeners.health, config.health_listen) {
         let health = Listeners::address(health, asked);

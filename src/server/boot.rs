@@ -273,6 +273,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
             pipeline: pipeline.clone(),
             sessions: Arc::new(console),
             log_dir: config.log_dir.clone(),
+            oidc: console_oidc(config)?,
         },
         admin: AdminState {
             pipeline: pipeline.clone(),
@@ -318,6 +319,27 @@ impl TokenSource for SharedTokens {
     }
 }
 
+/// The console's OpenID Provider (`console.oidc`), with its own HTTP client.
+fn console_oidc(config: &Config) -> Result<Option<Arc<super::console::oidc::Provider>>, BootError> {
+    let Some(oidc) = &config.console_oidc else {
+        return Ok(None);
+    };
+    let http = idp_client()?;
+    Ok(Some(Arc::new(super::console::oidc::Provider::new(
+        oidc.clone(),
+        http,
+    ))))
+}
+
+/// A client for the IdP's documents and endpoints (each request also has its own deadline).
+fn idp_client() -> Result<reqwest::Client, BootError> {
+    reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(5))
+        .timeout(std::time::Duration::from_secs(10))
+        .build()
+        .map_err(|error| BootError::Client(format!("the IdP client: {error}")))
+}
+
 /// How many verified JWTs the intake remembers (each until its `exp`).
 const VERIFIED_TOKENS: usize = 10_000;
 
@@ -327,11 +349,7 @@ fn intake(config: &Config) -> Result<Callers, BootError> {
     if config.identity.issuers.is_empty() {
         return Ok(config.callers.clone());
     }
-    let http = reqwest::Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(5))
-        .timeout(std::time::Duration::from_secs(10))
-        .build()
-        .map_err(|error| BootError::Client(format!("the IdP client: {error}")))?;
+    let http = idp_client()?;
     let mut issuers = Issuers::new(&config.identity, http, VERIFIED_TOKENS);
     issuers.start_refresh();
     let resource = super::auth::ProtectedResource::of(&config.identity);

@@ -294,6 +294,12 @@ impl Callers {
         }
     }
 
+    /// The IdPs' verifier, when issuers are configured (the console's sign-in verifies ID
+    /// tokens with it).
+    pub fn issuers(&self) -> Option<&Issuers> {
+        self.issuers.as_deref()
+    }
+
     /// askgate as an OAuth protected resource, when issuers are configured.
     pub fn resource(&self) -> Option<&ProtectedResource> {
         self.resource.as_deref()

@@ -68,6 +68,8 @@ pub struct Config {
     pub demo_callers: bool,
     /// The IdPs whose JWT access tokens are callers (empty: configured tokens only).
     pub identity: crate::server::auth::IdentityConfig,
+    /// Approvers sign in to the console with this IdP (`console.oidc`), if set.
+    pub console_oidc: Option<crate::server::console::oidc::ConsoleOidc>,
     pub environment: Environment,
     pub approval_ttl: time::Duration,
     pub approvals: ApprovalLimits,
@@ -143,6 +145,8 @@ impl Config {
             Some(raw) => crate::server::auth::IdentityConfig::validate(raw)?,
             None => crate::server::auth::IdentityConfig::default(),
         };
+        let console_oidc =
+            crate::server::console::oidc::ConsoleOidc::validate(raw.console, &identity)?;
         // With issuers configured and no `callers`, only the IdP's tokens are taken: the
         // published demo tokens are for a first run with nothing configured.
         let (callers, demo_callers) = if raw.callers.is_none() && !identity.issuers.is_empty() {
@@ -313,6 +317,7 @@ impl Config {
             callers,
             demo_callers,
             identity,
+            console_oidc,
             environment: raw.environment.unwrap_or_default(),
             approval_ttl: time::Duration::seconds(i64::try_from(ttl).unwrap_or(300)),
             credentials: raw.upstream_credentials,

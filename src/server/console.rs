@@ -1,14 +1,16 @@
 //! server::console: `/console`, the approvers' web page. Server-rendered (maud), every asset
-//! embedded; sign-in with an approver token into a cookie session, a CSRF token on every form,
+//! embedded; sign-in with the IdP (OIDC) or an approver token into a cookie session, a CSRF token on every form,
 //! and a strict Content-Security-Policy on every response. Approve and refuse go through the
 //! same `Pipeline::approve` / `refuse` as the API (re-decided, exactly-once follow-up).
 //!
-//! Map: `session` (cookie sessions and CSRF), `sign_in` (the sign-in page and form),
+//! Map: `session` (cookie sessions and CSRF), `sign_in` (the sign-in page and form), `oidc`
+//! (sign-in with the organisation's OpenID Provider),
 //! `throttle` (failed sign-ins per address), `decisions` (recent decisions from the log),
 //! `pages` (the HTML). How an approval and untrusted text are shown to a person is
 //! `server::present`, shared with the webhook and the CLI.
 
 pub mod decisions;
+pub mod oidc;
 pub mod pages;
 pub mod session;
 mod sign_in;
@@ -23,7 +25,6 @@ use maud::Markup;
 use serde::Deserialize;
 
 use super::approving::next_approval;
-use super::caller::Caller;
 use super::error::ApiError;
 use super::gateway::Pipeline;
 use crate::store::approvals::{ApprovalStatus, ApprovalView};
@@ -40,6 +41,8 @@ pub struct ConsoleState {
     pub sessions: std::sync::Arc<session::ConsoleSessions>,
     /// Where the decision log is written: the console shows recent decisions from it.
     pub log_dir: Option<std::path::PathBuf>,
+    /// The IdP approvers sign in with (`console.oidc`), if any.
+    pub oidc: Option<std::sync::Arc<oidc::Provider>>,
 }
 
 /// `/console…`, served on the console's own state.
@@ -50,6 +53,8 @@ pub fn router(state: ConsoleState) -> Router {
             "/console/sign-in",
             get(sign_in::sign_in_page).post(sign_in::sign_in),
         )
+        .route("/console/oidc/start", get(oidc::start))
+        .route("/console/oidc/callback", get(oidc::callback))
         .route("/console/sign-out", post(sign_out))
         .route("/console/history", get(history))
         .route("/console/decisions", get(recent_decisions))
@@ -113,7 +118,7 @@ async fn home(State(state): State<ConsoleState>, headers: HeaderMap) -> Response
         return to_sign_in();
     };
     let now = state.pipeline.inner().clock.now();
-    let views = pending_newest_first(&state, &session.principal, now).await;
+    let views = pending_newest_first(&state, &session, now).await;
     page(StatusCode::OK, pages::pending(&session, &views, now))
 }
 
@@ -122,7 +127,7 @@ async fn pending_fragment(State(state): State<ConsoleState>, headers: HeaderMap)
         return StatusCode::UNAUTHORIZED.into_response();
     };
     let now = state.pipeline.inner().clock.now();
-    let views = pending_newest_first(&state, &session.principal, now).await;
+    let views = pending_newest_first(&state, &session, now).await;
     page(StatusCode::OK, pages::pending_list(&session, &views, now))
 }
 
@@ -130,10 +135,11 @@ async fn pending_fragment(State(state): State<ConsoleState>, headers: HeaderMap)
 const PENDING: usize = 200;
 const HISTORY: usize = 200;
 
-/// The pending approvals `principal` may answer (the approving policies), newest first.
+/// The pending approvals the session's approver may answer (the approving policies), newest
+/// first.
 async fn pending_newest_first(
     state: &ConsoleState,
-    principal: &str,
+    session: &ConsoleSession,
     now: time::OffsetDateTime,
 ) -> Vec<crate::store::approvals::ApprovalView> {
     let page = state
@@ -143,7 +149,7 @@ async fn pending_newest_first(
         .page(now, None, PENDING)
         .await;
     let views = page.map(|page| page.approvals).unwrap_or_default();
-    let approver = crate::server::caller::Caller::approver(principal.to_string());
+    let approver = session::approver(session);
     let mut views = state.pipeline.answerable(&approver, views);
     views.reverse();
     views
@@ -290,7 +296,7 @@ async fn decide(
         return csrf_refused(Some(&session));
     }
     // Approving reads only who approves; session defaults are an agent's (MCP) concern.
-    let caller = Caller::approver(session.principal.clone());
+    let caller = session::approver(&session);
     let note = match super::approving::approval_note(Some(&form.note)) {
         Ok(note) => note,
         Err(error) => return error_page(&session, &error),

@@ -18,6 +18,10 @@ pub const MAX_SESSIONS: usize = 1_024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsoleSession {
     pub principal: String,
+    /// The person's groups and email as the IdP named them at sign-in (empty for an approver
+    /// token: its person comes from `callers`).
+    pub groups: Vec<String>,
+    pub email: String,
     pub csrf: String,
     pub expires_at: OffsetDateTime,
 }

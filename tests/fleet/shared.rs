@@ -270,3 +270,88 @@ async fn a_plan_registered_through_a_covers_the_sessions_writes_on_b_until_a_con
     let after = design(&b, "fleet-plan", "write_files", covered).await;
     assert_eq!(after.status, 202, "the plan is gone on B: {}", after.body);
 }
+
+/// Issue 34 §4 across a fleet: a sign-in with the IdP started through A is finished through B
+/// (the flow lives in the browser's cookie, not in a replica), and the session it makes —
+/// the person as the IdP names them, groups and email — is read back by A from the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_with_the_idp_started_on_a_finishes_on_b_and_holds_on_a() {
+    const PUBLIC: &str = "https://askgate.acme.test/console/oidc/callback";
+    const RESOURCE: &str = "https://askgate.acme.test/mcp";
+    let op = crate::support::oidc::Op::start(json!({
+        "clients": [{"client_id": "console", "client_secret": "console-secret",
+                     "redirect_uris": [PUBLIC]}],
+        "accounts": {"alice": {"groups": ["askgate-approvers"], "email": "alice@acme.test"}},
+        "resources": {RESOURCE: {"scope": "askgate:agent"}}
+    }))
+    .await;
+    let work = tempfile::tempdir().expect("config dir");
+    let config = work.path().join("askgate.json");
+    let file = json!({
+        "callers": [{"token": AGENT, "role": "agent", "principal": "demo-agent"}],
+        "identity": {"issuers": [{"issuer": op.issuer, "audience": RESOURCE,
+                                  "agent_scopes": ["askgate:agent"],
+                                  "approver_groups": ["askgate-approvers"]}]},
+        "console": {"oidc": {"issuer": op.issuer, "client_id": "console",
+                             "client_secret": "console-secret", "redirect_uri": PUBLIC}},
+    });
+    std::fs::write(&config, file.to_string()).expect("config written");
+    let config = config.display().to_string();
+    let (database, _root, a, b) = fleet("console_oidc", &["--config", &config]).await;
+    let id = a.ask_delete("fleet-oidc", "notes.md").await;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let cookie_of = |response: &reqwest::Response, name: &str| {
+        response
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|value| value.to_str().ok()?.split(';').next().map(str::to_string))
+            .find(|pair| pair.starts_with(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("no {name} cookie"))
+    };
+
+    let started = http
+        .get(format!("{}/console/oidc/start", a.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status().as_u16(), 303);
+    let flow = cookie_of(&started, "askgate_console_oidc");
+    let authorize = started.headers()["location"].to_str().unwrap().to_string();
+    let callback = reqwest::Url::parse(&op.authorize(&authorize, "alice").await).unwrap();
+    let finished = http
+        .get(format!(
+            "{}{}?{}",
+            b.url,
+            callback.path(),
+            callback.query().unwrap_or_default()
+        ))
+        .header("cookie", &flow)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(finished.status().as_u16(), 200, "B finishes A's sign-in");
+    let session = cookie_of(&finished, "askgate_console");
+
+    let home = http
+        .get(format!("{}/console", a.url))
+        .header("cookie", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(home.status().as_u16(), 200, "A knows the session B made");
+    let text = home.text().await.unwrap();
+    assert!(text.contains(&id), "A's console lists the approval");
+    assert!(text.contains(&format!("{}|alice", op.issuer)), "{text}");
+    let row = database
+        .client()
+        .await
+        .query_one("SELECT groups, email FROM console_sessions", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, Value>(0), json!(["askgate-approvers"]));
+    assert_eq!(row.get::<_, String>(1), "alice@acme.test");
+}

@@ -6,20 +6,20 @@ use serde_json::json;
 use super::harness::{main_session, write_args, Gateway, AGENT, APPROVER};
 
 /// A person's browser without JavaScript: cookies by hand, no redirects followed.
-pub(super) struct Browser<'a> {
+pub(crate) struct Browser<'a> {
     gateway: &'a Gateway,
     http: reqwest::Client,
-    pub(super) cookies: Vec<(String, String)>,
+    pub(crate) cookies: Vec<(String, String)>,
 }
 
-pub(super) struct Page {
-    pub(super) status: u16,
-    pub(super) headers: reqwest::header::HeaderMap,
-    pub(super) body: String,
+pub(crate) struct Page {
+    pub(crate) status: u16,
+    pub(crate) headers: reqwest::header::HeaderMap,
+    pub(crate) body: String,
 }
 
 impl Page {
-    pub(super) fn location(&self) -> &str {
+    pub(crate) fn location(&self) -> &str {
         self.headers
             .get("location")
             .and_then(|value| value.to_str().ok())
@@ -27,7 +27,7 @@ impl Page {
     }
 
     /// The value of the first hidden `csrf` field.
-    pub(super) fn csrf(&self) -> String {
+    pub(crate) fn csrf(&self) -> String {
         let marker = "name=\"csrf\" value=\"";
         let start = self.body.find(marker).expect("a csrf field") + marker.len();
         let end = self.body[start..].find('"').expect("end of the csrf value");
@@ -36,13 +36,13 @@ impl Page {
 }
 
 impl<'a> Browser<'a> {
-    pub(super) fn new(gateway: &'a Gateway) -> Self {
+    pub(crate) fn new(gateway: &'a Gateway) -> Self {
         Self::from_address(gateway, std::net::Ipv4Addr::LOCALHOST.into())
     }
 
     /// A browser whose connections come from `address` (another loopback address is another
     /// peer to the service).
-    pub(super) fn from_address(gateway: &'a Gateway, address: std::net::IpAddr) -> Self {
+    pub(crate) fn from_address(gateway: &'a Gateway, address: std::net::IpAddr) -> Self {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .local_address(address)
@@ -55,12 +55,12 @@ impl<'a> Browser<'a> {
         }
     }
 
-    pub(super) async fn get(&mut self, path: &str) -> Page {
+    pub(crate) async fn get(&mut self, path: &str) -> Page {
         let request = self.http.get(format!("{}{path}", self.gateway.url));
         self.send(request).await
     }
 
-    pub(super) async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
+    pub(crate) async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
         let request = self
             .http
             .post(format!("{}{path}", self.gateway.url))
@@ -97,7 +97,7 @@ impl<'a> Browser<'a> {
         }
     }
 
-    pub(super) async fn sign_in(&mut self, token: &str) -> Page {
+    pub(crate) async fn sign_in(&mut self, token: &str) -> Page {
         let form = self.get("/console/sign-in").await;
         let csrf = form.csrf();
         self.post("/console/sign-in", &[("csrf", &csrf), ("token", token)])

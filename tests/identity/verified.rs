@@ -154,3 +154,69 @@ async fn cached_and_fresh_answers_agree() {
     assert_eq!(compared, tokens.len() * offsets.len());
     assert!(issuers.cached_tokens() >= 1);
 }
+
+/// A console sign-in's ID token (issue 34 §4) verifies only for the console's client, with
+/// the sign-in's nonce, and an `azp` naming the client when it has several audiences; the
+/// issuer's role mapping applies (a person outside the approver groups has no role).
+#[tokio::test]
+async fn an_id_token_verifies_only_for_its_client_and_its_nonce() {
+    let op = Op::start(op_config()).await;
+    let issuers = issuers(&[&op]);
+    let at = now().unix_timestamp();
+    let id = |extra: serde_json::Value| {
+        let mut claims = json!({"iss": op.issuer, "sub": "alice", "aud": "console",
+                                "nonce": "n-1", "iat": at, "exp": at + 600,
+                                "groups": ["askgate-approvers"], "email": "alice@acme.test"});
+        for (key, value) in extra.as_object().unwrap() {
+            claims[key] = value.clone();
+        }
+        claims
+    };
+    let verify = |token: String, nonce: &'static str| {
+        let issuers = &issuers;
+        async move {
+            issuers
+                .verify_id_token(&token, "console", nonce, now())
+                .await
+        }
+    };
+
+    let good = op.mint(id(json!({})), json!({"typ": "JWT"}), "RS256").await;
+    let person = verify(good.clone(), "n-1").await.unwrap();
+    assert_eq!(person.principal(), format!("{}|alice", op.issuer));
+    assert_eq!(person.role, Role::Approver);
+    assert_eq!(person.email.as_deref(), Some("alice@acme.test"));
+
+    let refused = |error: askgate::server::auth::TokenError| error.to_string();
+    assert!(refused(verify(good, "n-2").await.unwrap_err()).contains("nonce"));
+    let cases = [
+        (id(json!({"nonce": null})), "nonce"),
+        (id(json!({"aud": RESOURCE})), "audience"),
+        (id(json!({"aud": ["console", "other"]})), "azp"),
+        (
+            id(json!({"aud": ["console", "other"], "azp": "other"})),
+            "azp",
+        ),
+        (id(json!({"exp": at - 3_600})), "expired"),
+        (id(json!({"groups": ["design"]})), "neither"),
+    ];
+    for (claims, why) in cases {
+        let mut claims = claims;
+        if claims["nonce"].is_null() {
+            claims.as_object_mut().unwrap().remove("nonce");
+        }
+        let token = op
+            .mint(claims.clone(), json!({"typ": "JWT"}), "RS256")
+            .await;
+        let error = refused(verify(token, "n-1").await.unwrap_err());
+        assert!(error.contains(why), "{claims}: {error}");
+    }
+    let several = op
+        .mint(
+            id(json!({"aud": ["console", "other"], "azp": "console"})),
+            json!({"typ": "JWT"}),
+            "RS256",
+        )
+        .await;
+    assert!(verify(several, "n-1").await.is_ok());
+}

@@ -44,21 +44,7 @@ pub async fn key_set(
 }
 
 async fn discover(http: &reqwest::Client, issuer: &str, uri: &str) -> Result<String, String> {
-    #[derive(serde::Deserialize)]
-    struct Discovery {
-        issuer: String,
-        jwks_uri: String,
-    }
-    let (body, _) = document(http, uri).await?;
-    let discovery: Discovery = serde_json::from_slice(&body)
-        .map_err(|why| format!("the discovery document `{uri}` is not valid: {why}"))?;
-    // OpenID Connect Discovery §4.3: the document must name the issuer it was fetched for.
-    if discovery.issuer != issuer {
-        return Err(format!(
-            "the discovery document `{uri}` names the issuer `{}`",
-            super::error::shown(&discovery.issuer)
-        ));
-    }
+    let discovery = discovery(http, issuer, uri).await?;
     if !secure(&discovery.jwks_uri) {
         return Err(format!(
             "the discovery document's `jwks_uri` `{}` is not https",
@@ -68,8 +54,38 @@ async fn discover(http: &reqwest::Client, issuer: &str, uri: &str) -> Result<Str
     Ok(discovery.jwks_uri)
 }
 
+/// What askgate reads of an OpenID Provider's discovery document.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Discovery {
+    pub issuer: String,
+    pub jwks_uri: String,
+    /// Where a person signs in (the console's code flow).
+    pub authorization_endpoint: Option<String>,
+    /// Where the console exchanges the code.
+    pub token_endpoint: Option<String>,
+}
+
+/// The discovery document of `issuer` at `uri`, checked to name that issuer (OpenID Connect
+/// Discovery §4.3).
+pub async fn discovery(
+    http: &reqwest::Client,
+    issuer: &str,
+    uri: &str,
+) -> Result<Discovery, String> {
+    let (body, _) = document(http, uri).await?;
+    let discovery: Discovery = serde_json::from_slice(&body)
+        .map_err(|why| format!("the discovery document `{uri}` is not valid: {why}"))?;
+    if discovery.issuer != issuer {
+        return Err(format!(
+            "the discovery document `{uri}` names the issuer `{}`",
+            super::error::shown(&discovery.issuer)
+        ));
+    }
+    Ok(discovery)
+}
+
 /// https, or http to a loopback address.
-fn secure(uri: &str) -> bool {
+pub fn secure(uri: &str) -> bool {
     match url::Url::parse(uri) {
         Ok(url) => match (url.scheme(), url.host()) {
             ("https", Some(_)) => true,
@@ -83,7 +99,7 @@ fn secure(uri: &str) -> bool {
 }
 
 /// GETs `uri` within [`FETCH_TIMEOUT`], reading at most [`MAX_DOCUMENT_BYTES`].
-async fn document(
+pub async fn document(
     http: &reqwest::Client,
     uri: &str,
 ) -> Result<(Vec<u8>, reqwest::header::HeaderMap), String> {
@@ -98,25 +114,31 @@ async fn document(
             return Err(format!("`{uri}` answered {}", response.status()));
         }
         let headers = response.headers().clone();
-        let mut body = Vec::new();
-        let mut stream = response.bytes_stream();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|why| format!("`{uri}` failed mid-body: {}", cause(&why)))?;
-            if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-                return Err(format!("`{uri}` is larger than {MAX_DOCUMENT_BYTES} bytes"));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok((body, headers))
+        Ok((body(response, uri).await?, headers))
     };
     tokio::time::timeout(FETCH_TIMEOUT, read)
         .await
         .map_err(|_| format!("`{uri}` did not answer within {FETCH_TIMEOUT:?}"))?
 }
 
+/// The body of `response` from `uri`, at most [`MAX_DOCUMENT_BYTES`] (the caller bounds the
+/// time).
+pub async fn body(response: reqwest::Response, uri: &str) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|why| format!("`{uri}` failed mid-body: {}", cause(&why)))?;
+        if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+            return Err(format!("`{uri}` is larger than {MAX_DOCUMENT_BYTES} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 /// The innermost cause of a request error (reqwest's outer message is only "error sending
 /// request").
-fn cause(error: &reqwest::Error) -> String {
+pub fn cause(error: &reqwest::Error) -> String {
     let mut source: &dyn std::error::Error = error;
     while let Some(inner) = source.source() {
         source = inner;

@@ -181,7 +181,7 @@ fn error(place: &str, key: &str, message: String) -> ConfigError {
 }
 
 /// https, or plain http to a loopback host (a test IdP, a sidecar).
-fn check_url(text: &str) -> Result<(), String> {
+pub(crate) fn check_url(text: &str) -> Result<(), String> {
     let url = url::Url::parse(text).map_err(|why| format!("`{text}` is not a URL: {why}"))?;
     let loopback = match url.host() {
         Some(url::Host::Domain(domain)) => domain == "localhost",

@@ -1,7 +1,8 @@
 //! server::auth::jwt: one token against one issuer — the unverified look that picks the
 //! issuer ([`peek`]: size first, then the header and `iss`, trusting nothing else), then the
 //! checks in order: algorithm in the issuer's allow-list and fitting the key, signature
-//! (`jsonwebtoken`), `iss`, `aud`, `sub`, `exp`/`nbf`/`iat` within the issuer's clock skew.
+//! (`jsonwebtoken`), `iss`, `aud`, `sub`, `exp`/`nbf`/`iat` within the issuer's clock skew —
+//! and for an OpenID Connect ID token ([`verify_id_token`]) its client audience, `azp` and `nonce`.
 //! Synchronous and pure: time comes in as `now`, keys are looked up by the caller.
 
 use base64::Engine;
@@ -115,6 +116,66 @@ pub fn verify(
     config: &IssuerConfig,
     now: OffsetDateTime,
 ) -> Result<Verified, TokenError> {
+    let claims = signed_claims(token, algorithm, kid, key, config)?;
+    let (valid_from, expires) = registered(&claims, config, &config.audience, now)?;
+    Ok(Verified {
+        token: claims::map(&claims, config, date(expires))?,
+        valid_from,
+    })
+}
+
+/// Whom an ID token must be for: the relying party and the nonce its sign-in sent.
+#[derive(Debug, Clone, Copy)]
+pub struct IdTokenFor<'a> {
+    pub client_id: &'a str,
+    pub nonce: &'a str,
+}
+
+/// An OpenID Connect ID token (Core §3.1.3.7) for the relying party `client_id`: signature and
+/// registered claims as for an access token, but the audience is the client, an `azp` (required
+/// with several audiences) names it, and `nonce` is the one the sign-in sent.
+pub fn verify_id_token(
+    token: &Unverified<'_>,
+    (algorithm, kid): (Algorithm, &str),
+    key: &VerifyingKey,
+    config: &IssuerConfig,
+    IdTokenFor { client_id, nonce }: IdTokenFor<'_>,
+    now: OffsetDateTime,
+) -> Result<Verified, TokenError> {
+    let claims = signed_claims(token, algorithm, kid, key, config)?;
+    let (valid_from, expires) = registered(&claims, config, client_id, now)?;
+    let several = matches!(claims.get("aud"), Some(Value::Array(many)) if many.len() > 1);
+    match claims.get("azp") {
+        Some(Value::String(azp)) if azp == client_id => {}
+        None if !several => {}
+        None => return Err(TokenError::MissingClaim("azp")),
+        Some(_) => return Err(TokenError::BadClaim("azp".into())),
+    }
+    match claims.get("nonce") {
+        Some(Value::String(sent)) if same(sent, nonce) => {}
+        None => return Err(TokenError::MissingClaim("nonce")),
+        Some(_) => return Err(TokenError::BadClaim("nonce".into())),
+    }
+    Ok(Verified {
+        token: claims::map(&claims, config, date(expires))?,
+        valid_from,
+    })
+}
+
+/// Equal strings, compared in constant time (a nonce is a secret of the sign-in).
+fn same(a: &str, b: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    !b.is_empty() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+/// The claims of `token` once its signature verifies with `key` (no claim checked yet).
+fn signed_claims(
+    token: &Unverified<'_>,
+    algorithm: Algorithm,
+    kid: &str,
+    key: &VerifyingKey,
+    config: &IssuerConfig,
+) -> Result<Map<String, Value>, TokenError> {
     if let Some(why) = key.refuses(algorithm) {
         return Err(TokenError::KeyMismatch {
             kid: shown(kid),
@@ -123,7 +184,8 @@ pub fn verify(
             why,
         });
     }
-    // Signature only: every claim is checked below, against `now` rather than the system clock.
+    // Signature only: every claim is checked by the caller, against `now` rather than the
+    // system clock.
     let mut validation = Validation::new(algorithm);
     validation.required_spec_claims.clear();
     validation.validate_exp = false;
@@ -134,18 +196,14 @@ pub fn verify(
             jsonwebtoken::errors::ErrorKind::InvalidSignature => TokenError::BadSignature,
             _ => TokenError::Malformed("its signature or claims could not be decoded"),
         })?;
-    let claims = data.claims;
-    let (valid_from, expires) = registered(&claims, config, now)?;
-    Ok(Verified {
-        token: claims::map(&claims, config, date(expires))?,
-        valid_from,
-    })
+    Ok(data.claims)
 }
 
 /// `iss`, `aud`, `sub`, `exp`, `nbf`, `iat`; the first second they hold, and `exp`.
 fn registered(
     claims: &Map<String, Value>,
     config: &IssuerConfig,
+    audience: &str,
     now: OffsetDateTime,
 ) -> Result<(i64, i64), TokenError> {
     let issuer = claims
@@ -159,16 +217,14 @@ fn registered(
         });
     }
     let audience_ok = match claims.get("aud") {
-        Some(Value::String(one)) => *one == config.audience,
-        Some(Value::Array(many)) => many
-            .iter()
-            .any(|aud| aud.as_str() == Some(&config.audience)),
+        Some(Value::String(one)) => one == audience,
+        Some(Value::Array(many)) => many.iter().any(|aud| aud.as_str() == Some(audience)),
         None => return Err(TokenError::MissingClaim("aud")),
         Some(_) => return Err(TokenError::BadClaim("aud".into())),
     };
     if !audience_ok {
         return Err(TokenError::WrongAudience {
-            expected: config.audience.clone(),
+            expected: audience.to_string(),
         });
     }
     match claims.get("sub") {

@@ -82,6 +82,9 @@ pub struct RawConfig {
     /// The organisation's IdPs whose JWT access tokens are callers too (`identity.issuers`,
     /// `server::auth::issuer`).
     pub identity: Option<crate::server::auth::RawIdentity>,
+    /// The approvers' console: `{oidc: {issuer, client_id, client_secret?, redirect_uri,
+    /// scopes?, label?}}` (`server::console::oidc::config`).
+    pub console: Option<crate::server::console::oidc::RawConsole>,
     pub environment: Option<Environment>,
     pub approval_ttl_seconds: Option<u64>,
     /// Bounds and deadlines of pending approvals (`config::approvals`).
@@ -190,6 +193,7 @@ impl RawConfig {
             baseline: higher.baseline.or(self.baseline),
             callers: higher.callers.or(self.callers),
             identity: higher.identity.or(self.identity),
+            console: higher.console.or(self.console),
             environment: higher.environment.or(self.environment),
             approval_ttl_seconds: higher.approval_ttl_seconds.or(self.approval_ttl_seconds),
             approvals: higher.approvals.or(self.approvals),

@@ -43,13 +43,19 @@ fn layout(title: &str, session: Option<&ConsoleSession>, body: Markup) -> Markup
     }
 }
 
-pub fn sign_in(csrf: &str, problem: Option<&str>) -> Markup {
+/// The sign-in page: the IdP's button when approvers sign in with it (`idp` names it), and the
+/// approver-token form.
+pub fn sign_in(csrf: &str, problem: Option<&str>, idp: Option<&str>) -> Markup {
     layout(
         "Sign in",
         None,
         html! {
             h1 { "Sign in" }
-            @if let Some(problem) = problem { p.error role="alert" { (problem) } }
+            @if let Some(problem) = problem { p.error role="alert" { (shown(problem)) } }
+            @if let Some(idp) = idp {
+                p.sign-in-idp { a.button href="/console/oidc/start" { "Sign in with " (idp) } }
+                p.hint { "Or with an approver token:" }
+            }
             form.sign-in method="post" action="/console/sign-in" {
                 input type="hidden" name="csrf" value=(csrf);
                 label for="token" { "Approver token" }
@@ -168,6 +174,28 @@ pub fn decisions(session: &ConsoleSession, body: Result<Markup, &str>) -> Markup
 }
 
 /// A page that only says something (an error, a refusal).
+/// After a sign-in with the IdP: a page that moves on to the pending approvals by itself.
+pub fn signed_in(session: &ConsoleSession) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta http-equiv="refresh" content="0; url=/console";
+                title { "Signed in — askgate" }
+                link rel="stylesheet" href="/console/assets/console.css";
+            }
+            body {
+                main {
+                    h1 { "Signed in" }
+                    p { "Signed in as " (shown(&session.principal)) "." }
+                    p { a #continue href="/console" { "Continue to the pending approvals" } }
+                }
+            }
+        }
+    }
+}
+
 pub fn message(session: Option<&ConsoleSession>, title: &str, text: &str) -> Markup {
     layout(
         title,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use axum::http::HeaderMap;
 use subtle::ConstantTimeEq;
 
-use crate::server::caller::random_token;
+use crate::server::caller::{random_token, Caller, Person};
 use time::{Duration, OffsetDateTime};
 
 pub use crate::store::console::{ConsoleBook, ConsoleSession, MemoryConsole, MAX_SESSIONS};
@@ -43,17 +43,24 @@ impl ConsoleSessions {
         }
     }
 
-    /// Signs `principal` in; returns the cookie token and the session.
+    /// Signs `principal` in as `person` (what the IdP said of them; empty for an approver
+    /// token), for [`SESSION_TTL`] and never past `until` (the ID token's expiry); returns the
+    /// cookie token and the session.
     pub async fn signed_in(
         &self,
         principal: &str,
+        person: &Person,
+        until: Option<OffsetDateTime>,
         now: OffsetDateTime,
     ) -> Result<(String, ConsoleSession), crate::store::StoreError> {
         let token = random_token();
+        let longest = now + SESSION_TTL;
         let session = ConsoleSession {
             principal: principal.to_string(),
+            groups: person.groups.clone(),
+            email: person.email.clone(),
             csrf: random_token(),
-            expires_at: now + SESSION_TTL,
+            expires_at: until.map_or(longest, |until| until.min(longest)),
         };
         self.book.signed_in(&token, &session, now).await?;
         Ok((token, session))
@@ -82,6 +89,15 @@ impl ConsoleSessions {
             }
         }
     }
+}
+
+/// The approver a session speaks for, with the person the IdP named (an approver token's
+/// session has none: the approving policies read its person from `callers`).
+pub fn approver(session: &ConsoleSession) -> Caller {
+    Caller::approver(session.principal.clone()).with_person(Person {
+        groups: session.groups.clone(),
+        email: session.email.clone(),
+    })
 }
 
 /// Whether a submitted CSRF token matches the expected one (constant time).
@@ -129,7 +145,10 @@ mod tests {
     async fn a_session_expires_and_is_forgotten() {
         let book = Arc::new(MemoryConsole::default());
         let sessions = ConsoleSessions::new(book.clone());
-        let (token, _) = sessions.signed_in("alice", NOW).await.unwrap();
+        let (token, _) = sessions
+            .signed_in("alice", &Person::default(), None, NOW)
+            .await
+            .unwrap();
         assert!(sessions.current(&with_cookie(&token), NOW).await.is_some());
         let later = NOW + SESSION_TTL;
         assert!(sessions
@@ -143,10 +162,16 @@ mod tests {
     async fn the_store_is_bounded_and_drops_the_oldest() {
         let book = Arc::new(MemoryConsole::default());
         let sessions = ConsoleSessions::new(book.clone());
-        let (first, _) = sessions.signed_in("first", NOW).await.unwrap();
+        let (first, _) = sessions
+            .signed_in("first", &Person::default(), None, NOW)
+            .await
+            .unwrap();
         for second in 1..=MAX_SESSIONS as i64 {
             let later = NOW + Duration::seconds(second);
-            sessions.signed_in("later", later).await.unwrap();
+            sessions
+                .signed_in("later", &Person::default(), None, later)
+                .await
+                .unwrap();
         }
         assert_eq!(book.len(), MAX_SESSIONS);
         assert!(sessions.current(&with_cookie(&first), NOW).await.is_none());

@@ -45,14 +45,17 @@ impl ConsoleBook for PgConsole {
             .await?;
         fleet
             .timed(transaction.execute(
-                "INSERT INTO console_sessions (token, principal, csrf, created_at, expires_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
+                "INSERT INTO console_sessions \
+                 (token, principal, csrf, created_at, expires_at, groups, email) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 &[
                     &hashed(token),
                     &session.principal,
                     &session.csrf,
                     &now,
                     &session.expires_at,
+                    &serde_json::json!(session.groups),
+                    &session.email,
                 ],
             ))
             .await?;
@@ -68,13 +71,23 @@ impl ConsoleBook for PgConsole {
         let row = self
             .fleet
             .timed(client.query_opt(
-                "SELECT principal, csrf, expires_at FROM console_sessions \
+                "SELECT principal, csrf, expires_at, groups, email FROM console_sessions \
                  WHERE token = $1 AND expires_at > $2",
                 &[&hashed(token), &now],
             ))
             .await?;
-        Ok(row.map(|row| ConsoleSession {
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let groups: serde_json::Value = row.get(3);
+        let groups = serde_json::from_value(groups).map_err(|why| StoreError::Refused {
+            store: self.fleet.store.clone(),
+            cause: format!("a console session's groups do not read back ({why})"),
+        })?;
+        Ok(Some(ConsoleSession {
             principal: row.get(0),
+            groups,
+            email: row.get(4),
             csrf: row.get(1),
             expires_at: row.get(2),
         }))

@@ -2,7 +2,7 @@
 // Started by tests/support/oidc.rs with its configuration as JSON in OP_CONFIG:
 //   { "clients": [{ "client_id", "client_secret", "claims"?: {...}, "redirect_uris"?: [...] }],
 //     "resources": { "<resource URI>": { "scope": "a b", "alg"?: "RS256" | "ES256", "ttl"?: s } },
-//     "accounts"?: { "<login>": { ...claims } }, "jwks_max_age"?: seconds }
+//     "accounts"?: { "<login>": { ...claims } } (also in the account's ID tokens), "jwks_max_age"?: seconds }
 // It prints one JSON line `{"issuer": ...}` once it listens. Besides the provider's own routes
 // (discovery, JWKS, token, authorization with the development login form) it serves:
 //   POST /control/rotate  new signing keys (RS256 and ES256) sign from now on; the previous ones
@@ -51,6 +51,14 @@ function build(issuer) {
     clients: clients(),
     jwks: { keys: [...current, ...previous] },
     cookies: { keys: ['askgate-test-op-cookie-key'] },
+    // A signed-in account's claims (`accounts.<login>`) in its ID token, as IdPs configured
+    // for a console put the person's email and groups there.
+    findAccount: (_ctx, id) => ({
+      accountId: id,
+      claims: () => ({ ...(config.accounts?.[id] ?? {}), sub: id }),
+    }),
+    claims: { openid: ['sub', 'email', 'groups'] },
+    conformIdTokenClaims: false,
     features: {
       devInteractions: { enabled: true },
       clientCredentials: { enabled: true },

@@ -41,7 +41,6 @@ impl Op {
         let verifier = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random);
         let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .encode(Sha256::digest(verifier.as_bytes()));
-        let mut cookies = BTreeMap::new();
         let authorize = reqwest::Url::parse_with_params(
             &format!("{}/auth", self.issuer),
             &[
@@ -57,19 +56,7 @@ impl Op {
             ],
         )
         .unwrap();
-        let mut location = self.follow(authorize.as_str(), None, &mut cookies).await;
-        // Login, then consent: each an interaction page answered by its form.
-        for form in [
-            vec![("prompt", "login"), ("login", login), ("password", "any")],
-            vec![("prompt", "consent")],
-        ] {
-            assert!(
-                location.contains("/interaction/"),
-                "expected an interaction, got `{location}`"
-            );
-            location = self.follow(&location, Some(&form), &mut cookies).await;
-            location = self.follow(&location, None, &mut cookies).await;
-        }
+        let location = self.authorize(authorize.as_str(), login).await;
         assert!(
             location.starts_with(client.redirect_uri),
             "expected the callback, got `{location}`"
@@ -98,6 +85,27 @@ impl Op {
             access_token: body["access_token"].as_str().unwrap().to_string(),
             id_token: body["id_token"].as_str().unwrap().to_string(),
         }
+    }
+
+    /// Drives the authorization request `authorize` (a URL a relying party built) through the
+    /// development login form as `login` and the consent form, with a fresh browser, and
+    /// returns where the provider sends the browser back (the redirect URI with the code).
+    pub async fn authorize(&self, authorize: &str, login: &str) -> String {
+        let mut cookies = BTreeMap::new();
+        let mut location = self.follow(authorize, None, &mut cookies).await;
+        // Login, then consent: each an interaction page answered by its form.
+        for form in [
+            vec![("prompt", "login"), ("login", login), ("password", "any")],
+            vec![("prompt", "consent")],
+        ] {
+            assert!(
+                location.contains("/interaction/"),
+                "expected an interaction, got `{location}`"
+            );
+            location = self.follow(&location, Some(&form), &mut cookies).await;
+            location = self.follow(&location, None, &mut cookies).await;
+        }
+        location
     }
 
     /// GETs `url` (or POSTs `form` to it) with the cookies so far, keeps the ones it sets, and

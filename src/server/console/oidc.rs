@@ -1,0 +1,213 @@
+//! server::console::oidc: approvers sign in to the console with the organisation's OpenID
+//! Provider (issue 34 §4) — the authorization code flow with PKCE, `state` and `nonce`.
+//! `/console/oidc/start` sends the browser to the provider with a new flow in a cookie;
+//! `/console/oidc/callback` checks the `state`, exchanges the code, verifies the ID token with
+//! the issuer's keys (`server::auth`, for this client and this `nonce`), maps the person's
+//! groups to the approver role by the issuer's `approver_groups`, and signs them in as
+//! `iss|sub` — the principal their agents' tokens carry, so separation of duties compares the
+//! same names — with their groups and email, for no longer than the ID token is valid. The
+//! session lives in the console book (every replica of a fleet), the flow in the browser.
+//!
+//! Map: `config` (the `console.oidc` section), `flow` (one sign-in's secrets, its cookie, the
+//! authorization URL), `provider` (endpoints and the code exchange).
+
+pub mod config;
+pub mod flow;
+pub mod provider;
+
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use serde::Deserialize;
+
+use super::session::{cookie, set_cookie, COOKIE};
+use super::{page, pages, ConsoleState};
+use crate::server::auth::error::shown;
+use crate::server::auth::TokenError;
+use crate::server::caller::{Person, Role};
+use flow::{Flow, FLOW_COOKIE, FLOW_TTL};
+
+pub use config::{ConsoleOidc, RawConsole, RawConsoleOidc};
+pub use provider::Provider;
+
+/// `GET /console/oidc/start`: a new flow, and the browser sent to the provider.
+pub(super) async fn start(State(state): State<ConsoleState>) -> Response {
+    let Some(provider) = state.oidc.as_deref() else {
+        return not_configured();
+    };
+    let endpoints = match provider.endpoints().await {
+        Ok(endpoints) => endpoints,
+        Err(why) => {
+            tracing::warn!(%why, "the console's OpenID provider is unavailable");
+            return refused(
+                &state,
+                StatusCode::BAD_GATEWAY,
+                &format!("the sign-in provider cannot be reached: {why}"),
+            );
+        }
+    };
+    let flow = Flow::begin();
+    let to = match flow.authorization_url(&endpoints.authorization, &provider.config) {
+        Ok(to) => to,
+        Err(why) => return refused(&state, StatusCode::BAD_GATEWAY, &why),
+    };
+    with_cookies(
+        Redirect::to(&to).into_response(),
+        &[flow::set_cookie(&flow.cookie_value(), FLOW_TTL)],
+    )
+}
+
+/// What the provider sends back: a code and the flow's state, or an error.
+#[derive(Debug, Deserialize)]
+pub(super) struct Callback {
+    code: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+/// `GET /console/oidc/callback`: the person signed in at the provider, or why not.
+pub(super) async fn callback(
+    State(state): State<ConsoleState>,
+    headers: HeaderMap,
+    Query(answer): Query<Callback>,
+) -> Response {
+    let Some(provider) = state.oidc.as_deref() else {
+        return not_configured();
+    };
+    let Some(flow) = cookie(&headers, FLOW_COOKIE).and_then(|value| Flow::from_cookie(&value))
+    else {
+        return refused(
+            &state,
+            StatusCode::BAD_REQUEST,
+            "this sign-in expired or was not started in this browser: sign in again",
+        );
+    };
+    if !answer
+        .state
+        .as_deref()
+        .is_some_and(|sent| flow.answers(sent))
+    {
+        return refused(
+            &state,
+            StatusCode::FORBIDDEN,
+            "the provider's answer does not belong to this browser's sign-in (`state` differs): sign in again",
+        );
+    }
+    if let Some(error) = answer.error {
+        let described = answer
+            .error_description
+            .map(|text| format!(" — {}", shown(&text)))
+            .unwrap_or_default();
+        return refused(
+            &state,
+            StatusCode::UNAUTHORIZED,
+            &format!(
+                "the provider did not sign you in: {}{described}",
+                shown(&error)
+            ),
+        );
+    }
+    let Some(code) = answer.code.filter(|code| !code.is_empty()) else {
+        return refused(&state, StatusCode::BAD_REQUEST, "the provider sent no code");
+    };
+    let id_token = match provider.exchange(&code, &flow).await {
+        Ok(id_token) => id_token,
+        Err(why) => {
+            tracing::warn!(%why, "a console sign-in's code exchange failed");
+            return refused(&state, StatusCode::BAD_GATEWAY, &why);
+        }
+    };
+    let pipeline = &state.pipeline;
+    let now = pipeline.inner().clock.now();
+    let Some(issuers) = pipeline.inner().callers.issuers() else {
+        return not_configured();
+    };
+    let config = &provider.config;
+    let person = match issuers
+        .verify_id_token(&id_token, &config.client_id, &flow.nonce, now)
+        .await
+    {
+        Ok(person) => person,
+        Err(TokenError::NoRole) => {
+            return refused(
+                &state,
+                StatusCode::FORBIDDEN,
+                &format!(
+                    "the account you signed in with is not an approver: none of its groups is an approver group of `{}`",
+                    config.issuer
+                ),
+            )
+        }
+        Err(why) => {
+            return refused(
+                &state,
+                StatusCode::UNAUTHORIZED,
+                &format!("the provider's ID token was refused: {why}"),
+            )
+        }
+    };
+    if person.role != Role::Approver {
+        return refused(
+            &state,
+            StatusCode::FORBIDDEN,
+            &format!(
+                "{} is not an approver: the IdP names it an agent of `{}`",
+                shown(&person.principal()),
+                config.issuer
+            ),
+        );
+    }
+    let who = Person {
+        groups: person.groups.clone(),
+        email: person.email.clone().unwrap_or_default(),
+    };
+    let principal = person.principal();
+    let signed_in = state
+        .sessions
+        .signed_in(&principal, &who, Some(person.expires_at), now)
+        .await;
+    let (token, session) = match signed_in {
+        Ok(signed_in) => signed_in,
+        Err(error) => return refused(&state, StatusCode::SERVICE_UNAVAILABLE, &error.to_string()),
+    };
+    tracing::info!(principal = %shown(&principal), "an approver signed in to the console with the IdP");
+    let max_age = session.expires_at - now;
+    // A page that moves on to /console by itself: the session cookie is `SameSite=Strict`, and
+    // a redirect still inside the provider's cross-site navigation would not send it.
+    with_cookies(
+        page(StatusCode::OK, pages::signed_in(&session)),
+        &[
+            set_cookie(COOKIE, &token, max_age),
+            flow::set_cookie("", time::Duration::ZERO),
+        ],
+    )
+}
+
+fn not_configured() -> Response {
+    page(
+        StatusCode::NOT_FOUND,
+        pages::message(
+            None,
+            "Not found",
+            "sign-in with an identity provider is not configured (`console.oidc`)",
+        ),
+    )
+}
+
+/// The sign-in page with `problem`, the flow cookie cleared.
+fn refused(state: &ConsoleState, status: StatusCode, problem: &str) -> Response {
+    with_cookies(
+        super::sign_in::refused_page(status, problem, super::sign_in::idp(state)),
+        &[flow::set_cookie("", time::Duration::ZERO)],
+    )
+}
+
+fn with_cookies(mut response: Response, cookies: &[String]) -> Response {
+    for cookie in cookies {
+        if let Ok(value) = HeaderValue::from_str(cookie) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
+    response
+}
