@@ -18,6 +18,7 @@ use super::environments::Environment;
 use super::expr::{self, Expr};
 use crate::authz::context::TargetContext;
 use crate::authz::PolicySnapshot;
+use crate::call::ProjectsMethod;
 use crate::facts::projects::resolve_write;
 use crate::paths::target_facts;
 
@@ -111,12 +112,12 @@ pub fn request(environment: &Environment, last: &RawRequest, path: &str) -> Opti
         return Some(probe);
     }
     let projects = probe.context.get_mut("projects")?.as_object_mut()?;
-    let method = projects.get("method")?.as_str()?.to_string();
+    let method = ProjectsMethod::from_name(projects.get("method")?.as_str()?)?;
     if projects.get("path")?.as_str()?.is_empty() {
         return None;
     }
     projects.insert("path".into(), Value::from(path));
-    let resolved = if method == "project_write" {
+    let resolved = if method == ProjectsMethod::ProjectWrite {
         resolve_write(path, None)
     } else {
         String::new()

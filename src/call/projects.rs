@@ -56,6 +56,17 @@ impl ProjectsMethod {
         )
     }
 
+    /// Whether the method's input names a `path` (read, write, delete); info and search name
+    /// none (search names a `query`).
+    pub fn names_path(self) -> bool {
+        match self {
+            ProjectsMethod::ProjectRead
+            | ProjectsMethod::ProjectWrite
+            | ProjectsMethod::ProjectDelete => true,
+            ProjectsMethod::ProjectInfo | ProjectsMethod::ProjectSearch => false,
+        }
+    }
+
     /// project_write and project_delete.
     pub fn is_destructive(self) -> bool {
         !self.is_read_only()

@@ -11,6 +11,7 @@ use super::{environment, paths, rfc3339, session, set, set_in};
 use crate::analysis::concrete::RawRequest;
 use crate::authz::context::{DesignContext, ProjectsContext, SurfaceContext};
 use crate::call::operations::static_operation;
+use crate::call::ProjectsMethod;
 use crate::facts::projects::{PROJECT_READ_SCOPE, PROJECT_WRITE_SCOPE};
 
 /// The project of rendered Design calls whose synthesized request names none.
@@ -305,10 +306,10 @@ fn projects_call(
         }
         set(scenario, "state", json!({ "projects": observed }));
     }
-    let mut input = json!({ "method": request.action });
-    if !projects.path.is_empty()
-        || request.action != "project_info" && request.action != "project_search"
-    {
+    let method = ProjectsMethod::from_name(&request.action)
+        .ok_or_else(|| format!("`{}` is not a Projects method", request.action))?;
+    let mut input = json!({ "method": method.as_str() });
+    if !projects.path.is_empty() || method.names_path() {
         set(&mut input, "path", json!(path));
     }
     match projects.source.as_str() {
@@ -345,7 +346,8 @@ fn projects_call(
 
 /// The doc a write replaces in place, or the doc a read or delete names.
 fn doc_path(projects: &ProjectsContext, path: &str) -> String {
-    if projects.method == "project_write" && !projects.resolved_path.is_empty() {
+    let write = ProjectsMethod::from_name(&projects.method) == Some(ProjectsMethod::ProjectWrite);
+    if write && !projects.resolved_path.is_empty() {
         projects.resolved_path.clone()
     } else {
         path.to_string()

@@ -5,6 +5,7 @@
 use super::{implies, one_of, parse_all, patterns, Literals};
 use crate::analysis::expr::{self, Expr};
 use crate::analysis::AnalysisError;
+use crate::call::ProjectsMethod;
 
 /// The largest inline `content` a call carries here (well past every front door's body limit).
 pub const MAX_CONTENT_BYTES: i64 = 16 << 20;
@@ -23,11 +24,15 @@ const PLACES: [&str; 7] = [
 ];
 
 pub(super) fn condition(action: &str, literals: &Literals) -> Result<Expr, AnalysisError> {
-    let mut parts = method(action);
+    let method = ProjectsMethod::from_name(action).ok_or_else(|| AnalysisError::Compile {
+        action: action.to_string(),
+        message: "not a Projects method".to_string(),
+    })?;
+    let mut parts = method_facts(method);
     parts.extend(sizes());
     parts.extend(project());
     let condition = parse_all(&parts)?;
-    Ok(if action == "project_write" {
+    Ok(if method == ProjectsMethod::ProjectWrite {
         expr::and(
             condition,
             patterns::resolved_ties(&literals.resolved_patterns),
@@ -39,22 +44,31 @@ pub(super) fn condition(action: &str, literals: &Literals) -> Result<Expr, Analy
 
 /// A Projects method is its action; it names what the method needs, and only a write has a
 /// content source and a landing path.
-fn method(action: &str) -> Vec<String> {
-    let mut parts = vec![format!(r#"context.projects.method == "{action}""#)];
-    match action {
-        "project_read" | "project_delete" => parts.push(r#"context.projects.path != """#.into()),
-        "project_search" => parts.push(r#"context.projects.query != """#.into()),
-        _ => {}
+fn method_facts(method: ProjectsMethod) -> Vec<String> {
+    let mut parts = vec![format!(
+        r#"context.projects.method == "{}""#,
+        method.as_str()
+    )];
+    match method {
+        ProjectsMethod::ProjectRead | ProjectsMethod::ProjectDelete => {
+            parts.push(r#"context.projects.path != """#.into());
+        }
+        ProjectsMethod::ProjectSearch => parts.push(r#"context.projects.query != """#.into()),
+        ProjectsMethod::ProjectInfo | ProjectsMethod::ProjectWrite => {}
     }
     // Only a read or a delete names an upload; with the detail a path is looked up.
     let looked_up =
         r#"(context.projects.target_kind != "unknown" || !context.projects.detail_known)"#;
-    parts.push(match action {
-        "project_read" | "project_delete" => looked_up.to_string(),
-        "project_write" => format!(r#"context.projects.target_kind != "upload" && {looked_up}"#),
-        _ => r#"context.projects.target_kind == "unknown""#.to_string(),
+    parts.push(match method {
+        ProjectsMethod::ProjectRead | ProjectsMethod::ProjectDelete => looked_up.to_string(),
+        ProjectsMethod::ProjectWrite => {
+            format!(r#"context.projects.target_kind != "upload" && {looked_up}"#)
+        }
+        ProjectsMethod::ProjectInfo | ProjectsMethod::ProjectSearch => {
+            r#"context.projects.target_kind == "unknown""#.to_string()
+        }
     });
-    if action == "project_write" {
+    if method == ProjectsMethod::ProjectWrite {
         parts.push(r#"context.projects.path != "" && context.projects.source != "none" && context.projects.resolved_path != """#.into());
         // `resolve_write`: one leading `./` is stripped; else the path is kept or put under `claude/`.
         parts.push(implies(
