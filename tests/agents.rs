@@ -7,4 +7,5 @@ mod client;
 mod hook;
 mod idp;
 mod mcp;
+mod oauth;
 mod users;

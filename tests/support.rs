@@ -1,4 +1,4 @@
-//! Shared helpers: the corpus files, the baseline snapshot, scenario loading.
+//! Shared helpers: the corpus files, the baseline snapshot, scenario loading, a free port.
 
 use std::path::{Path, PathBuf};
 
@@ -7,6 +7,12 @@ use askgate::scenario::suite::collect;
 use askgate::scenario::Scenario;
 
 pub const CORPUS: &str = "tests/scenarios";
+
+/// A free loopback port (bound, then released for the caller to use).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind port 0");
+    listener.local_addr().expect("address").port()
+}
 
 pub fn corpus_files() -> Vec<PathBuf> {
     collect(&[PathBuf::from(CORPUS)]).expect("the corpus is readable")

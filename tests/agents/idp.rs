@@ -34,6 +34,53 @@ process.stdout.write(JSON.stringify({{Authorization: "Bearer " + access_token}})
     format!("node {}", script.display())
 }
 
+/// The client in `home` (with `mcp_config`, or what `home` configures) asked by the model to
+/// list design projects through askgate: the one tool result, checked to be no error.
+pub(super) async fn lists_projects(
+    home: &std::path::Path,
+    mcp_config: Option<Value>,
+) -> Vec<crate::support::fake_messages::ToolResult> {
+    let fake = FakeMessages::start(vec![
+        Turn::tool(
+            DESIGN_TOOL,
+            json!({"operation": "list_projects", "arguments": {}}),
+        ),
+        Turn::Text("listed".to_string()),
+    ])
+    .await;
+    let out = Run {
+        api_url: &fake.url,
+        prompt: "list my design projects",
+        mcp_config,
+        settings: None,
+        allowed_tools: vec![DESIGN_TOOL.to_string()],
+        args: Vec::new(),
+        env: Vec::new(),
+        timeout: Duration::from_secs(150),
+    }
+    .json_in(home)
+    .await;
+    assert_eq!(out["result"], "listed", "{out}");
+    let results = fake.tool_results();
+    assert_eq!(results.len(), 1, "{results:?}; client output {out}");
+    assert!(!results[0].is_error, "{:?}", results[0]);
+    results
+}
+
+/// The decision records of `operation` in the log directory `logs`.
+pub(super) fn decisions(logs: &std::path::Path, operation: &str) -> Vec<Value> {
+    std::fs::read_dir(logs)
+        .unwrap()
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default())
+        .flat_map(|text| {
+            text.lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .collect::<Vec<_>>()
+        })
+        .filter(|record| record["kind"] == "decision" && record["operation"] == operation)
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn i34_the_real_client_calls_with_the_token_its_headers_helper_fetches_from_the_idp() {
     let op = Op::start(op_config()).await;
@@ -64,45 +111,15 @@ async fn i34_the_real_client_calls_with_the_token_its_headers_helper_fetches_fro
 
     let helper_dir = tempfile::tempdir().unwrap();
     let helper = headers_helper(helper_dir.path(), &op.issuer);
-    let fake = FakeMessages::start(vec![
-        Turn::tool(
-            DESIGN_TOOL,
-            json!({"operation": "list_projects", "arguments": {}}),
-        ),
-        Turn::Text("listed".to_string()),
-    ])
-    .await;
-    let out = Run {
-        api_url: &fake.url,
-        prompt: "list my design projects",
-        mcp_config: Some(json!({"mcpServers": {"askgate": {
-            "type": "http", "url": format!("{}/mcp", gateway.url),
-            "headersHelper": helper}}})),
-        settings: None,
-        allowed_tools: vec![DESIGN_TOOL.to_string()],
-        args: Vec::new(),
-        env: Vec::new(),
-        timeout: Duration::from_secs(150),
-    }
-    .json()
-    .await;
-    assert_eq!(out["result"], "listed", "{out}");
-    let results = fake.tool_results();
-    assert_eq!(results.len(), 1, "{results:?}; client output {out}");
-    assert!(!results[0].is_error, "{:?}", results[0]);
+    let mcp_config = json!({"mcpServers": {"askgate": {
+        "type": "http", "url": format!("{}/mcp", gateway.url), "headersHelper": helper}}});
+    let home = tempfile::tempdir().unwrap();
+    let results = lists_projects(home.path(), Some(mcp_config)).await;
     assert!(results[0].text.contains("Q3 deck"), "{:?}", results[0]);
     assert_eq!(gateway.tool_calls("list_projects").await, 1);
 
-    let text: String = std::fs::read_dir(logs.path())
-        .unwrap()
-        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default())
-        .collect();
-    let decided: Vec<Value> = text
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|record| record["kind"] == "decision" && record["operation"] == "list_projects")
-        .collect();
-    assert_eq!(decided.len(), 1, "{text}");
+    let decided = decisions(logs.path(), "list_projects");
+    assert_eq!(decided.len(), 1, "{decided:?}");
     assert_eq!(decided[0]["front_door"], "mcp", "{:?}", decided[0]);
     assert_eq!(
         decided[0]["facts"]["context"]["caller"]["principal"],

@@ -110,11 +110,7 @@ pub fn session(id: &str) -> Value {
     json!({"id": id, "agent": "main", "mode": "default", "interactive": true})
 }
 
-/// A free loopback port.
-pub fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind port 0");
-    listener.local_addr().expect("address").port()
-}
+pub use crate::support::free_port;
 
 /// One replica: `askgate serve --store <url>` with its own work and log directories.
 pub struct Replica {

@@ -157,3 +157,35 @@ pub async fn command(home: &Path, args: &[&str], timeout: Duration) -> (bool, St
     );
     (output.status.success(), printed)
 }
+
+/// Starts `claude ARGS` in `home` on a terminal of its own (`script` gives it a pty, as a
+/// person's shell would), its output piped and `env` added, for a command that does something
+/// to act on and then waits (e.g. `mcp login`); killed if the test drops it.
+pub fn spawn_on_terminal(
+    home: &Path,
+    args: &[&str],
+    env: &[(&str, String)],
+) -> tokio::process::Child {
+    let line = std::iter::once(binary().display().to_string())
+        .chain(args.iter().map(|arg| arg.to_string()))
+        .map(|word| format!("'{}'", word.replace('\'', r"'\''")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut command = tokio::process::Command::new("script");
+    command
+        .args(["-qfec", &line, "/dev/null"])
+        .current_dir(home)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("TERM", "dumb")
+        .env("ANTHROPIC_API_KEY", "sk-ant-fake-for-tests")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .envs(env.iter().map(|(key, value)| (key, value)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command.spawn().expect("script starts the client")
+}

@@ -31,10 +31,13 @@ let current = [newKey('RS256'), newKey('ES256')];
 let previous = [];
 
 function clients() {
+  // A client without a secret is public (PKCE alone, as a CLI such as Claude Code is).
   return (config.clients ?? []).map((client) => ({
     client_id: client.client_id,
-    client_secret: client.client_secret,
-    grant_types: client.redirect_uris ? ['authorization_code'] : ['client_credentials'],
+    ...(client.client_secret
+      ? { client_secret: client.client_secret }
+      : { token_endpoint_auth_method: 'none' }),
+    grant_types: client.redirect_uris ? ['authorization_code', 'refresh_token'] : ['client_credentials'],
     redirect_uris: client.redirect_uris ?? [],
     response_types: client.redirect_uris ? ['code'] : [],
   }));
@@ -144,6 +147,11 @@ const server = http.createServer((request, response) => {
   if (url.pathname.startsWith('/control/')) {
     control(request, response, url, issuer).catch((error) => json(response, 500, { error: String(error) }));
     return;
+  }
+  // RFC 8414's name for the same document (OAuth clients that are not OpenID clients ask it).
+  if (url.pathname === '/.well-known/oauth-authorization-server') {
+    request.url = '/.well-known/openid-configuration';
+    url.pathname = '/.well-known/openid-configuration';
   }
   if (url.pathname === '/.well-known/openid-configuration') stats.discovery += 1;
   if (url.pathname === '/jwks') {
