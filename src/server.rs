@@ -35,6 +35,7 @@ pub mod error;
 pub mod execute;
 pub mod gateway;
 pub mod hook;
+pub mod intake;
 pub mod journal;
 pub mod listen;
 pub mod mcp;

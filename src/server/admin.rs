@@ -11,9 +11,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use super::caller::Role;
 use super::error::ApiError;
 use super::gateway::Pipeline;
+use super::intake::Approver;
 use super::journal::LogHealth;
 
 /// The operator's state beside the pipeline.
@@ -22,6 +22,12 @@ pub struct AdminState {
     pub pipeline: Pipeline,
     /// The bearer token `GET /metrics` requires, if one is configured.
     pub metrics_token: Option<String>,
+}
+
+impl axum::extract::FromRef<AdminState> for Pipeline {
+    fn from_ref(state: &AdminState) -> Pipeline {
+        state.pipeline.clone()
+    }
 }
 
 /// `/healthz`, `/metrics` and `/v1/admin/reload`.
@@ -106,15 +112,10 @@ pub async fn healthz(State(admin): State<AdminState>) -> Json<Value> {
 }
 
 pub async fn reload(
+    Approver(_caller): Approver,
     State(admin): State<AdminState>,
-    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
     let state = &admin.pipeline;
-    state
-        .inner()
-        .callers
-        .require(&headers, Role::Approver, state.inner().clock.now())
-        .await?;
     let report = state.reload().await;
     Ok(Json(json!(report)))
 }

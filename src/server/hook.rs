@@ -22,9 +22,10 @@ use axum::{Json, Router};
 use time::OffsetDateTime;
 
 use super::body::RequestBody;
-use super::caller::{Caller, Role};
+use super::caller::Caller;
 use super::error::ApiError;
 use super::gateway::{FrontDoor, Pipeline, Prepared};
+use super::intake::Agent;
 use crate::authz::{Decision, Outcome, PolicySnapshot};
 use crate::call::{DesignCall, ProjectsCall};
 use crate::facts::session::check_session_text;
@@ -54,15 +55,11 @@ pub fn router(state: Pipeline) -> Router {
 }
 
 pub async fn claude_code(
+    Agent(caller): Agent,
     State(state): State<Pipeline>,
     headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    let caller = state
-        .inner()
-        .callers
-        .require(&headers, Role::Agent, state.inner().clock.now())
-        .await?;
     let output = match super::wire::parse_body::<HookInput>(&body) {
         Ok(input) => {
             let project = attached_project(&headers);

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -17,6 +17,7 @@ use super::body::RequestBody;
 use super::caller::{Caller, Role};
 use super::error::ApiError;
 use super::gateway::{Handled, Pipeline};
+use super::intake::{Agent, Anyone, Approver};
 use super::wire::{AuthorizeBody, CallBody, DecisionBody, SessionBody};
 use crate::facts::Session;
 use crate::state::SessionKey;
@@ -50,15 +51,10 @@ fn http_session(caller: &Caller, body: &SessionBody) -> Result<(SessionKey, Sess
 }
 
 pub async fn authorize(
+    Agent(caller): Agent,
     State(state): State<Pipeline>,
-    headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    let caller = state
-        .inner()
-        .callers
-        .require(&headers, Role::Agent, state.inner().clock.now())
-        .await?;
     let body: AuthorizeBody = parse(&body)?;
     let (key, session) = http_session(&caller, &body.session)?;
     let prepared = state.prepare(key, session, &body.tool, body.input).await?;
@@ -73,32 +69,27 @@ pub async fn authorize(
 }
 
 pub async fn design_call(
+    agent: Agent,
     state: State<Pipeline>,
-    headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    tool_call(state, headers, RequestBody(body), "ClaudeDesign").await
+    tool_call(agent, state, RequestBody(body), "ClaudeDesign").await
 }
 
 pub async fn projects_call(
+    agent: Agent,
     state: State<Pipeline>,
-    headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    tool_call(state, headers, RequestBody(body), "Projects").await
+    tool_call(agent, state, RequestBody(body), "Projects").await
 }
 
 async fn tool_call(
+    Agent(caller): Agent,
     State(state): State<Pipeline>,
-    headers: HeaderMap,
     RequestBody(body): RequestBody,
     tool: &str,
 ) -> Result<Response, ApiError> {
-    let caller = state
-        .inner()
-        .callers
-        .require(&headers, Role::Agent, state.inner().clock.now())
-        .await?;
     let body: CallBody = parse(&body)?;
     let (key, session) = http_session(&caller, &body.session)?;
     let prepared = state.prepare(key, session, tool, body.input).await?;
@@ -152,15 +143,10 @@ const MAX_PAGE: usize = 200;
 /// `GET /v1/approvals?limit=N&cursor=C`: the pending approvals the caller may answer, oldest
 /// first, a page at a time.
 pub async fn list_approvals(
+    Approver(caller): Approver,
     State(state): State<Pipeline>,
-    headers: HeaderMap,
     Query(query): Query<PageQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let caller = state
-        .inner()
-        .callers
-        .require(&headers, Role::Approver, state.inner().clock.now())
-        .await?;
     let limit = match query.limit.as_deref() {
         None => MAX_PAGE,
         Some(text) => text
@@ -243,16 +229,11 @@ fn shown_query(text: &str) -> String {
 }
 
 pub async fn get_approval(
+    Anyone(caller): Anyone,
     State(state): State<Pipeline>,
-    headers: HeaderMap,
     Path(id): Path<String>,
     Query(query): Query<WaitQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let caller = state
-        .inner()
-        .callers
-        .authenticate(&headers, state.inner().clock.now())
-        .await?;
     let wait = wait_duration(query.wait.as_deref())?;
     let clock = state.inner().clock.clone();
     // Another agent's approval is answered as an unknown one, before any wait (C6).
@@ -285,16 +266,11 @@ fn note_of(body: &[u8]) -> Result<Option<String>, ApiError> {
 }
 
 pub async fn approve(
+    Approver(caller): Approver,
     State(state): State<Pipeline>,
-    headers: HeaderMap,
     Path(id): Path<String>,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    let caller = state
-        .inner()
-        .callers
-        .require(&headers, Role::Approver, state.inner().clock.now())
-        .await?;
     let note = note_of(&body)?;
     let view = state.approve(&caller, &id, note).await?;
     if view.status == ApprovalStatus::Running {
@@ -310,30 +286,20 @@ pub async fn approve(
 }
 
 pub async fn refuse(
+    Approver(caller): Approver,
     State(state): State<Pipeline>,
-    headers: HeaderMap,
     Path(id): Path<String>,
     RequestBody(body): RequestBody,
 ) -> Result<Json<Value>, ApiError> {
-    let caller = state
-        .inner()
-        .callers
-        .require(&headers, Role::Approver, state.inner().clock.now())
-        .await?;
     let note = note_of(&body)?;
     let view = state.refuse(&caller, &id, note).await?;
     Ok(Json(json!(view)))
 }
 
 pub async fn consent(
+    Approver(_caller): Approver,
     State(state): State<Pipeline>,
-    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    state
-        .inner()
-        .callers
-        .require(&headers, Role::Approver, state.inner().clock.now())
-        .await?;
     let account = &state.inner().account;
     account.design.record_consent().await.map_err(|error| {
         ApiError::Unavailable(format!("Couldn't record Design consent ({error})"))
@@ -348,14 +314,9 @@ pub async fn consent(
 }
 
 pub async fn revoke(
+    Approver(_caller): Approver,
     State(state): State<Pipeline>,
-    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    state
-        .inner()
-        .callers
-        .require(&headers, Role::Approver, state.inner().clock.now())
-        .await?;
     let account = &state.inner().account;
     account.design.revoke_consent().await.map_err(|error| {
         ApiError::Unavailable(format!("Couldn't revoke Design consent ({error})"))
