@@ -40,40 +40,23 @@ where
     }
 }
 
-impl<S> FromRequestParts<S> for Agent
-where
-    Pipeline: FromRef<S>,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
+/// Each extractor: the intake's caller, of `$role` (any role when `None`).
+macro_rules! extractor {
+    ($name:ident, $role:expr) => {
+        impl<S> FromRequestParts<S> for $name
+        where
+            Pipeline: FromRef<S>,
+            S: Send + Sync,
+        {
+            type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        caller(parts, state, Some(Role::Agent)).await.map(Agent)
-    }
+            async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+                caller(parts, state, $role).await.map($name)
+            }
+        }
+    };
 }
 
-impl<S> FromRequestParts<S> for Approver
-where
-    Pipeline: FromRef<S>,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        caller(parts, state, Some(Role::Approver))
-            .await
-            .map(Approver)
-    }
-}
-
-impl<S> FromRequestParts<S> for Anyone
-where
-    Pipeline: FromRef<S>,
-    S: Send + Sync,
-{
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        caller(parts, state, None).await.map(Anyone)
-    }
-}
+extractor!(Agent, Some(Role::Agent));
+extractor!(Approver, Some(Role::Approver));
+extractor!(Anyone, None);
