@@ -16,6 +16,7 @@ pub mod approvals;
 pub mod attestations;
 pub mod console;
 pub mod postgres;
+pub mod rows;
 
 pub use account::{AccountStore, MemoryAccount};
 

@@ -13,3 +13,4 @@ mod quorum;
 mod replicas;
 mod shared;
 mod trust;
+mod upgrade;

@@ -4,14 +4,12 @@
 //! store's writer all change state through one implementation. It must not talk to a store
 //! or the network; it only says what changed and applies it.
 
-use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::{ApprovedPlan, DesignState, PlanApproval, PlanRefusal, SessionKey};
 
 /// One change of the account's Design state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AccountEvent {
     /// `POST /v1/design/consent` succeeded (§4).
     ConsentGranted,

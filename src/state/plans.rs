@@ -19,13 +19,12 @@ pub const MAX_PLANS_PER_SESSION: usize = 256;
 
 /// A plan the user approved: these exact normalized paths may be written or deleted in this
 /// project until `expires_at`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovedPlan {
     pub token: String,
     pub project_id: String,
     pub writes: PathSet,
     pub deletes: PathSet,
-    #[serde(with = "time::serde::rfc3339")]
     pub expires_at: OffsetDateTime,
 }
 

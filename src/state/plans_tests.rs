@@ -304,14 +304,3 @@ fn snapshot_is_sorted_by_token() {
     let tokens = tokens(&store);
     assert_eq!(tokens, ["a", "b", "c"]);
 }
-
-#[test]
-fn plan_round_trips_through_json_with_rfc3339_expiry() {
-    let store = PlanStore::default();
-    let plan = registered(&store, "t", PROJECT);
-    let json = serde_json::to_value(&plan).unwrap();
-    assert_eq!(json["expires_at"], "2025-06-01T12:15:00Z");
-    assert_eq!(json["writes"], serde_json::json!(["index.html"]));
-    let back: ApprovedPlan = serde_json::from_value(json).unwrap();
-    assert_eq!(back, plan);
-}

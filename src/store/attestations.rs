@@ -19,7 +19,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
+
 use time::{Duration, OffsetDateTime};
 
 use super::StoreError;
@@ -32,8 +32,8 @@ pub const MAX_TOTAL: usize = 4_096;
 /// Attestations of one principal held at most.
 pub const MAX_PER_PRINCIPAL: usize = 256;
 
-/// What the hook attested for one tool use (stored as JSON in a fleet).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What the hook attested for one tool use (stored in a fleet as `rows::AttestationV1`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attestation {
     /// The client's own session id (`session_id` of the hook input).
     pub session_id: String,
@@ -44,7 +44,6 @@ pub struct Attestation {
     pub server: String,
     pub tool: String,
     pub input_digest: [u8; 32],
-    #[serde(with = "time::serde::rfc3339")]
     pub received_at: OffsetDateTime,
 }
 

@@ -281,6 +281,19 @@ impl Replica {
             .to_string()
     }
 
+    /// Records consent as the demo approver (`POST /v1/design/consent`), checked to succeed.
+    pub async fn consent(&self) {
+        let consent = self
+            .send(
+                reqwest::Method::POST,
+                "/v1/design/consent",
+                Some(APPROVER),
+                None,
+            )
+            .await;
+        assert_eq!(consent.status, 200, "{}", consent.body);
+    }
+
     pub async fn approve(&self, id: &str) -> Reply {
         self.send(
             reqwest::Method::POST,

@@ -227,8 +227,11 @@ async fn a_store_with_a_newer_schema_is_refused() {
         .expect("serve runs");
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
+    let known = askgate::store::postgres::SCHEMA_VERSION;
     assert!(
-        stderr.contains("schema version 99, newer than this askgate knows (5)"),
+        stderr.contains(&format!(
+            "schema version 99, newer than this askgate knows ({known})"
+        )),
         "{stderr}"
     );
 }

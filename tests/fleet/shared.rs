@@ -26,15 +26,7 @@ async fn read_index(replica: &Replica, session_id: &str) -> u16 {
 async fn a_consent_revoke_on_b_is_applied_on_a_before_it_returns() {
     let (_database, _root, a, b) = fleet("consent_revoke", &[]).await;
     for replica in [&a, &b] {
-        let consent = replica
-            .send(
-                reqwest::Method::POST,
-                "/v1/design/consent",
-                Some(APPROVER),
-                None,
-            )
-            .await;
-        assert_eq!(consent.status, 200, "{}", consent.body);
+        replica.consent().await;
     }
     assert_eq!(
         read_index(&a, "fleet-consent").await,
@@ -183,7 +175,7 @@ async fn an_approval_reaches_the_waiting_call_after_the_listener_connection_is_c
     }
 }
 
-async fn design(
+pub(super) async fn design(
     replica: &Replica,
     session_id: &str,
     operation: &str,
@@ -201,7 +193,7 @@ async fn design(
         .await
 }
 
-fn policies(reply: &super::harness::Reply) -> Vec<String> {
+pub(super) fn policies(reply: &super::harness::Reply) -> Vec<String> {
     reply.body["policies"]
         .as_array()
         .map(|ids| {
@@ -217,15 +209,7 @@ fn policies(reply: &super::harness::Reply) -> Vec<String> {
 async fn a_plan_registered_through_a_covers_the_sessions_writes_on_b_until_a_consent_revoke() {
     let (_database, _root, a, b) = fleet("shared_plans", &[]).await;
     for replica in [&a, &b] {
-        let consent = replica
-            .send(
-                reqwest::Method::POST,
-                "/v1/design/consent",
-                Some(APPROVER),
-                None,
-            )
-            .await;
-        assert_eq!(consent.status, 200, "{}", consent.body);
+        replica.consent().await;
     }
     let asked = design(
         &a,

@@ -178,15 +178,7 @@ async fn s3_an_attestation_filed_on_one_replica_attests_the_call_on_another() {
         Replica::start_with("a", root.path(), &database.url, &policies, &extra),
         Replica::start_with("b", root.path(), &database.url, &policies, &extra),
     );
-    let consent = b
-        .send(
-            reqwest::Method::POST,
-            "/v1/design/consent",
-            Some(APPROVER),
-            None,
-        )
-        .await;
-    assert_eq!(consent.status, 200, "{}", consent.body);
+    b.consent().await;
     let list = serde_json::json!({"operation": "list_projects", "arguments": {}});
     let hook = serde_json::json!({
         "session_id": "cc-fleet", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
@@ -252,15 +244,7 @@ async fn s3_an_ask_on_one_replica_is_retried_on_another_held_and_answered() {
         Replica::start("a", root.path(), &database.url, &policies),
         Replica::start("b", root.path(), &database.url, &policies),
     );
-    let consent = a
-        .send(
-            reqwest::Method::POST,
-            "/v1/design/consent",
-            Some(APPROVER),
-            None,
-        )
-        .await;
-    assert_eq!(consent.status, 200, "{}", consent.body);
+    a.consent().await;
     let write = serde_json::json!({"operation": "write_files", "arguments": {
         "project_id": "p1", "files": [{"path": "fleet.html", "data": "<p>fleet</p>"}]}});
     let first = post_mcp(&a, &mcp_elicitable_call(1, &write, None)).await;

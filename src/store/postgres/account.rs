@@ -21,6 +21,7 @@ use crate::state::{
     AccountEvent, ApprovedPlan, DesignState, PlanRefusal, PlanRegistration, PlansDropped,
     SessionKey,
 };
+use crate::store::rows::{self, AccountEventV1, PlanV1};
 use crate::store::{AccountStore, MemoryAccount, StoreError, StoreHealth};
 
 /// The most events one catch-up reads; it goes on until it is current.
@@ -96,7 +97,7 @@ impl PgAccount {
                     continue; // applied when it was recorded
                 }
                 let event: serde_json::Value = row.get("event");
-                match serde_json::from_value::<AccountEvent>(event) {
+                match rows::decode::<AccountEventV1, AccountEvent>(event) {
                     Ok(event) => event.apply(self.memory.view()),
                     Err(error) => {
                         // An event this binary does not know: it cannot be sure its view is
@@ -123,7 +124,7 @@ impl PgAccount {
         session: &SessionKey,
         plan: &ApprovedPlan,
     ) -> Result<(), StoreError> {
-        let stored = serde_json::to_value(plan).map_err(|error| StoreError::Refused {
+        let stored = rows::encode::<_, PlanV1>(plan).map_err(|error| StoreError::Refused {
             store: self.fleet.store.clone(),
             cause: format!("the plan could not be stored ({error})"),
         })?;
@@ -212,7 +213,7 @@ impl AccountStore for PgAccount {
             .await?;
         if let Some(row) = row {
             let stored: serde_json::Value = row.get(0);
-            match serde_json::from_value::<ApprovedPlan>(stored) {
+            match rows::decode::<PlanV1, ApprovedPlan>(stored) {
                 Ok(plan) => self.memory.view().sessions.restore(session, plan),
                 Err(error) => tracing::warn!(%error, "a stored plan does not read"),
             }
@@ -225,10 +226,11 @@ impl AccountStore for PgAccount {
         if !event.tightens() {
             return Ok(());
         }
-        let stored = serde_json::to_value(&event).map_err(|error| StoreError::Refused {
-            store: self.fleet.store.clone(),
-            cause: format!("the account event could not be stored ({error})"),
-        })?;
+        let stored =
+            rows::encode::<_, AccountEventV1>(&event).map_err(|error| StoreError::Refused {
+                store: self.fleet.store.clone(),
+                cause: format!("the account event could not be stored ({error})"),
+            })?;
         let fleet = &self.fleet;
         let mut client = fleet.client().await?;
         let transaction = fleet.timed(client.transaction()).await?;

@@ -15,6 +15,7 @@ use crate::store::attestations::{
     found, Attestation, AttestationBook, AttestedCall, Evicted, Found, MAX_PER_PRINCIPAL,
     MAX_TOTAL, TTL,
 };
+use crate::store::rows::{self, AttestationV1};
 use crate::store::StoreError;
 
 pub struct PgAttestations {
@@ -40,7 +41,8 @@ impl AttestationBook for PgAttestations {
         attestation: Attestation,
     ) -> Result<Option<Evicted>, StoreError> {
         let fleet = &self.fleet;
-        let body = serde_json::to_value(&attestation).map_err(|e| fleet.unavailable(e))?;
+        let body =
+            rows::encode::<_, AttestationV1>(&attestation).map_err(|e| fleet.unavailable(e))?;
         let per_principal = i64::try_from(MAX_PER_PRINCIPAL).unwrap_or(i64::MAX);
         let total = i64::try_from(MAX_TOTAL).unwrap_or(i64::MAX);
         let mut client = fleet.client().await?;
@@ -107,7 +109,7 @@ impl AttestationBook for PgAttestations {
         if let Some(row) = taken {
             let body: serde_json::Value = row.get(0);
             // A row this version cannot read attests nothing it can trust.
-            return Ok(match serde_json::from_value::<Attestation>(body) {
+            return Ok(match rows::decode::<AttestationV1, Attestation>(body) {
                 Ok(attestation) => found(attestation, call),
                 Err(_) => Found::Mismatched,
             });
