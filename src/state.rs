@@ -20,6 +20,7 @@ pub mod events;
 pub mod followups;
 pub mod grants;
 pub mod plans;
+pub mod rate;
 pub mod session_key;
 pub mod sessions;
 pub mod usage;

@@ -33,6 +33,7 @@ mod nulls;
 mod plans;
 mod projects;
 mod quorum;
+mod rate;
 mod recard;
 mod session_route;
 mod state;

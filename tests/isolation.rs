@@ -147,7 +147,7 @@ fn gates_read_only_facts_known_before_any_observation() {
         }
     }
     assert_eq!(
-        gates, 20,
-        "the nine availability gates, the five local_path gates, the three MCP attestation gates and the three caller-claim gates are gates"
+        gates, 21,
+        "the nine availability gates, the five local_path gates, the three MCP attestation gates, the three caller-claim gates and the rate limit are gates"
     );
 }

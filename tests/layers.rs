@@ -191,7 +191,7 @@ const SERVER_LAYERS: &[&[&str]] = &[
         "auth",
         "telemetry",
     ],
-    &["gateway", "approving"],
+    &["gateway", "approving", "intake"],
     &["routes", "hook", "mcp", "console", "admin"],
     &["app", "boot"],
 ];

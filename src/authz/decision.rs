@@ -52,4 +52,8 @@ pub struct Decision {
     /// `@step_up`): the front doors answer with OAuth's `insufficient_scope` challenge.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub step_up: Vec<String>,
+    /// A deny only the caller's rate limit makes (its determining policies are all
+    /// `@rate_limit`): the front doors answer it as a rate limit, naming the time to wait.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rate_limited: bool,
 }

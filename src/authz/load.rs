@@ -1,5 +1,5 @@
 //! authz::load: reads policy and schema sources into a policy set with per-policy metadata —
-//! parsing, the `@id` / `@reason` / `@ask` / `@quorum` / `@step_up` annotations, strict validation against the schema,
+//! parsing, the `@id` / `@reason` / `@ask` / `@quorum` / `@step_up` / `@rate_limit` annotations, strict validation against the schema,
 //! the line each problem is on, and the content hash. Every problem of every file is
 //! collected; it never reads files itself.
 
@@ -160,6 +160,16 @@ fn read_meta(
     };
     let step_up = step_up(policy, ask.is_some())
         .map_err(|why| LoadProblem::at_policy(file, line, &id, why))?;
+    let rate_limit = policy.annotation("rate_limit").is_some();
+    if rate_limit && (policy.effect() != Effect::Forbid || ask.is_some()) {
+        return Err(LoadProblem::at_policy(
+            file,
+            line,
+            &id,
+            "@rate_limit is only meaningful on a hard forbid: this one is a permit or asks"
+                .to_string(),
+        ));
+    }
     Ok(PolicyMeta {
         id,
         file: file.to_string(),
@@ -171,6 +181,7 @@ fn read_meta(
         gate,
         upstream,
         step_up,
+        rate_limit,
     })
 }
 

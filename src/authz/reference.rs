@@ -22,7 +22,8 @@ pub(crate) trait Whole {
 }
 
 impl Whole for CallContext {
-    /// The record form leaves out a person's empty groups and email, zero usage, and an empty
+    /// The record form leaves out a person's empty groups and email, zero usage (and a rate
+    /// not limited), and an empty
     /// client, `act` chain and scopes (records
     /// and snapshots of callers without them read as before); the whole form names every
     /// attribute.
@@ -35,11 +36,20 @@ impl Whole for CallContext {
             .ok_or_else(|| EvaluationError::Context("the context has no caller".into()))?;
         caller.insert("groups".into(), serde_json::json!(self.caller.groups));
         caller.insert("email".into(), Value::String(self.caller.email.clone()));
-        caller.insert(
-            "usage".into(),
-            serde_json::to_value(self.caller.usage)
-                .map_err(|error| EvaluationError::Context(error.to_string()))?,
-        );
+        let mut usage = serde_json::to_value(self.caller.usage)
+            .map_err(|error| EvaluationError::Context(error.to_string()))?;
+        if let Some(usage) = usage.as_object_mut() {
+            // Left out of records when not limited; named here.
+            usage.insert(
+                "rate_limited".into(),
+                Value::Bool(self.caller.usage.rate_limited),
+            );
+            usage.insert(
+                "retry_after_seconds".into(),
+                Value::from(self.caller.usage.retry_after_seconds),
+            );
+        }
+        caller.insert("usage".into(), usage);
         caller.insert("client".into(), Value::String(self.caller.client.clone()));
         caller.insert("actor".into(), Value::String(self.caller.actor.clone()));
         caller.insert("actors".into(), serde_json::json!(self.caller.actors));

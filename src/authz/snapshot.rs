@@ -52,6 +52,10 @@ pub struct PolicyMeta {
     /// (its condition reads `context.caller.scopes`). When one determines a deny, the front
     /// doors answer OAuth's step-up challenge, `insufficient_scope` with these scopes.
     pub step_up: Vec<String>,
+    /// `@rate_limit`: a hard forbid on the caller's rate (`context.caller.usage.rate_limited`).
+    /// When such policies alone determine a deny, the front doors answer it as a rate limit
+    /// (429 with `Retry-After` over HTTP) naming the time to wait.
+    pub rate_limit: bool,
 }
 
 /// A validated policy set ready for evaluation.
@@ -153,6 +157,17 @@ impl PolicySnapshot {
         scopes.sort();
         scopes.dedup();
         scopes
+    }
+
+    /// Whether the determining policies `policies` of a deny are all `@rate_limit` (and there
+    /// is at least one): waiting would lift it.
+    pub fn rate_limits(&self, policies: &[String]) -> bool {
+        !policies.is_empty()
+            && policies.iter().all(|id| {
+                self.meta
+                    .get(&PolicyId::new(id))
+                    .is_some_and(|meta| meta.rate_limit)
+            })
     }
 
     /// What loads but does not do what it says, one line per policy (`validate` prints them,

@@ -247,6 +247,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         hook_snapshot: ArcSwap::from_pointee(hook_snapshot),
         callers: intake(config)?,
         usage: crate::state::usage::Usage::default(),
+        rate: config.rate.map(crate::state::rate::RateLimiter::new),
         routing: super::approving::routing::Routing::new(
             approving,
             config.approving,

@@ -3,6 +3,7 @@
 //! `Config` before anything starts. Tokens are never printed.
 
 mod approvals;
+pub mod console;
 mod escalation;
 mod http;
 pub mod mcp;
@@ -69,7 +70,9 @@ pub struct Config {
     /// The IdPs whose JWT access tokens are callers (empty: configured tokens only).
     pub identity: crate::server::auth::IdentityConfig,
     /// Approvers sign in to the console with this IdP (`console.oidc`), if set.
-    pub console_oidc: Option<crate::server::console::oidc::ConsoleOidc>,
+    pub console_oidc: Option<console::ConsoleOidc>,
+    /// The rate limit per caller (`limits.rate`), if any.
+    pub rate: Option<crate::state::rate::RateQuota>,
     pub environment: Environment,
     pub approval_ttl: time::Duration,
     pub approvals: ApprovalLimits,
@@ -145,8 +148,9 @@ impl Config {
             Some(raw) => crate::server::auth::IdentityConfig::validate(raw)?,
             None => crate::server::auth::IdentityConfig::default(),
         };
-        let console_oidc =
-            crate::server::console::oidc::ConsoleOidc::validate(raw.console, &identity)?;
+        let console_oidc = console::ConsoleOidc::validate(raw.console, &identity)?;
+        let rate = crate::state::rate::RateQuota::validate(raw.limits)
+            .map_err(|(field, message)| ConfigError::new(field, message))?;
         // With issuers configured and no `callers`, only the IdP's tokens are taken: the
         // published demo tokens are for a first run with nothing configured.
         let (callers, demo_callers) = if raw.callers.is_none() && !identity.issuers.is_empty() {
@@ -318,6 +322,7 @@ impl Config {
             demo_callers,
             identity,
             console_oidc,
+            rate,
             environment: raw.environment.unwrap_or_default(),
             approval_ttl: time::Duration::seconds(i64::try_from(ttl).unwrap_or(300)),
             credentials: raw.upstream_credentials,

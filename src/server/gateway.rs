@@ -36,6 +36,8 @@ pub struct Inner {
     pub callers: Callers,
     /// Each principal's recent calls, facts of its next decisions (issue 36 §2).
     pub usage: crate::state::usage::Usage,
+    /// The rate limit per caller (`limits.rate`), if configured.
+    pub rate: Option<crate::state::rate::RateLimiter>,
     /// Who may answer which approval: the approving set and its settings (issue 35).
     pub routing: super::approving::routing::Routing,
     pub environment: Environment,
@@ -254,7 +256,7 @@ impl Pipeline {
 
     /// The caller's recent usage (issue 36 §2) stamped on the session and the call's context:
     /// facts of this decision (and of its re-decision when approved), before it is counted.
-    fn with_usage(
+    pub(super) fn with_usage(
         &self,
         key: &SessionKey,
         mut session: crate::facts::Session,
@@ -263,7 +265,16 @@ impl Pipeline {
     ) -> (crate::facts::Session, CallFacts) {
         let shape = call_shape(call);
         let now = self.inner().clock.now().unix_timestamp();
-        let usage = self.inner().usage.facts(&key.principal, shape, now);
+        let mut usage = self.inner().usage.facts(&key.principal, shape, now);
+        if let Some(wait) = self
+            .inner()
+            .rate
+            .as_ref()
+            .and_then(|rate| rate.over(&key.principal))
+        {
+            usage.rate_limited = true;
+            usage.retry_after_seconds = wait;
+        }
         session.caller.usage = usage;
         std::sync::Arc::make_mut(&mut facts.context).caller.usage = usage;
         (session, facts)
@@ -294,7 +305,11 @@ impl Pipeline {
     /// decision in the metrics.
     pub fn decide(&self, prepared: &Prepared) -> Decision {
         let started = Instant::now();
-        let decision = decide(&prepared.facts, &prepared.snapshot);
+        let mut decision = decide(&prepared.facts, &prepared.snapshot);
+        if decision.rate_limited {
+            let wait = retry_after(prepared);
+            decision.reason = format!("{}: try again in {wait} s", decision.reason);
+        }
         let summary = &prepared.facts.summary;
         self.inner().metrics.decision_made(
             &summary.tool,
@@ -523,4 +538,15 @@ fn local_design_call(
 /// The call's shape for "identical calls" (`state::usage::shape`): its stored JSON form.
 fn call_shape(call: &ApprovedCall) -> u64 {
     crate::state::usage::shape(&serde_json::to_vec(call).unwrap_or_default())
+}
+
+/// Whole seconds until the caller of `prepared` may call again (its rate limit; at least 1).
+pub fn retry_after(prepared: &Prepared) -> i64 {
+    prepared
+        .facts
+        .context
+        .caller
+        .usage
+        .retry_after_seconds
+        .max(1)
 }

@@ -105,10 +105,18 @@ impl Pipeline {
         let environment = hook_environment(&self.inner().environment, project);
         // Hook mode decides on its own set, rebuilt beside the live one on every reload.
         let snapshot = self.inner().hook_snapshot.load_full();
-        let prepared = match prepare(input, caller, &environment, now, snapshot) {
+        let mut prepared = match prepare(input, caller, &environment, now, snapshot) {
             Ok(prepared) => prepared,
             Err(problem) => return HookOutput::deny(&format!("askgate: {problem}")),
         };
+        // The caller's recent usage and rate, as on every door (the hook counts no call).
+        let (session, facts) = self.with_usage(
+            &prepared.session_key,
+            prepared.session.clone(),
+            &prepared.call,
+            prepared.facts.clone(),
+        );
+        (prepared.session, prepared.facts) = (session, facts);
         let decision = self.decide(&prepared);
         let logged = self
             .inner()

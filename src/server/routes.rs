@@ -16,7 +16,7 @@ use super::auth::resource::insufficient_scope;
 use super::body::RequestBody;
 use super::caller::{Caller, Role};
 use super::error::ApiError;
-use super::gateway::{Handled, Pipeline};
+use super::gateway::{retry_after, Handled, Pipeline};
 use super::intake::{Agent, Anyone, Approver};
 use super::wire::{AuthorizeBody, CallBody, DecisionBody, SessionBody};
 use crate::facts::Session;
@@ -65,7 +65,11 @@ pub async fn authorize(
     if body.explain {
         out.requests = Some(&decision.requests);
     }
-    Ok(Json(out).into_response())
+    let mut response = Json(out).into_response();
+    if decision.rate_limited {
+        rate_limited(&mut response, retry_after(&prepared));
+    }
+    Ok(response)
 }
 
 pub async fn design_call(
@@ -94,6 +98,7 @@ async fn tool_call(
     let (key, session) = http_session(&caller, &body.session)?;
     let prepared = state.prepare(key, session, tool, body.input).await?;
     let decision_id = prepared.decision_id.clone();
+    let wait = retry_after(&prepared);
     let response = match state.handle(&caller, prepared).await? {
         Handled::Allowed { decision, result } => {
             let mut out = DecisionBody::new(&decision_id, &decision);
@@ -114,10 +119,23 @@ async fn tool_call(
             if !decision.step_up.is_empty() {
                 step_up(&mut response, &state, &decision.step_up);
             }
+            if decision.rate_limited {
+                rate_limited(&mut response, wait);
+            }
             response
         }
     };
     Ok(response)
+}
+
+/// A deny only the caller's rate limit makes (`@rate_limit`): 429 with `Retry-After`.
+fn rate_limited(response: &mut Response, wait: i64) {
+    *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    if let Ok(value) = axum::http::HeaderValue::from_str(&wait.to_string()) {
+        response
+            .headers_mut()
+            .insert(axum::http::header::RETRY_AFTER, value);
+    }
 }
 
 /// A 403 that OAuth's step-up challenge answers (`@step_up`): the scopes and, with issuers

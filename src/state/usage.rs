@@ -31,6 +31,18 @@ pub struct UsageFacts {
     pub asks_hour: i64,
     /// Calls identical to this one (the same tool, operation and arguments) in the last 60 s.
     pub identical_minute: i64,
+    /// This call is over the caller's rate limit (`limits.rate`, `state::rate`): the gate
+    /// `gates.rate-limit` denies it. Left out of records when false (and in every record
+    /// written before the limit existed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rate_limited: bool,
+    /// Whole seconds until the caller's next call fits its rate (0 when not limited).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retry_after_seconds: i64,
+}
+
+fn is_zero(value: &i64) -> bool {
+    *value == 0
 }
 
 impl UsageFacts {
@@ -169,6 +181,7 @@ impl Usage {
             deletes_day: counts.deletes.day.total(now),
             asks_hour: counts.asks.hour.total(now),
             identical_minute: i64::try_from(identical).unwrap_or(i64::MAX),
+            ..UsageFacts::default()
         }
     }
 

@@ -15,6 +15,7 @@ pub const APPROVER: &str = DEMO_APPROVER_TOKEN;
 #[derive(Debug, Clone)]
 pub struct Reply {
     pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
     pub body: Value,
 }
 
@@ -182,10 +183,15 @@ impl Gateway {
         }
         let response = request.send().await.expect("request sent");
         let status = response.status().as_u16();
+        let headers = response.headers().clone();
         let bytes = response.bytes().await.expect("body read");
         let body = serde_json::from_slice(&bytes)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-        Reply { status, body }
+        Reply {
+            status,
+            headers,
+            body,
+        }
     }
 
     pub async fn post(&self, path: &str, token: Option<&str>, body: Option<Value>) -> Reply {

@@ -145,10 +145,12 @@ impl Run<'_> {
         } else {
             Vec::new()
         };
+        let rate_limited = outcome == Outcome::Deny && self.snapshot.rate_limits(&policies);
         Decision {
             decision: outcome,
             reason,
             step_up,
+            rate_limited,
             policies,
             approval,
             errors: std::mem::take(&mut self.errors),

@@ -93,6 +93,7 @@ mod tests {
             snapshot: "sha256:0".into(),
             requests: Requests::default(),
             step_up: Vec::new(),
+            rate_limited: false,
         }
     }
 

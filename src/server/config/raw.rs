@@ -83,8 +83,10 @@ pub struct RawConfig {
     /// `server::auth::issuer`).
     pub identity: Option<crate::server::auth::RawIdentity>,
     /// The approvers' console: `{oidc: {issuer, client_id, client_secret?, redirect_uri,
-    /// scopes?, label?}}` (`server::console::oidc::config`).
-    pub console: Option<crate::server::console::oidc::RawConsole>,
+    /// scopes?, label?}}` (`config::console`).
+    pub console: Option<super::console::RawConsole>,
+    /// `{rate: {per_second, burst}}`: a plain rate limit per caller (`state::rate`).
+    pub limits: Option<crate::state::rate::RawLimits>,
     pub environment: Option<Environment>,
     pub approval_ttl_seconds: Option<u64>,
     /// Bounds and deadlines of pending approvals (`config::approvals`).
@@ -194,6 +196,7 @@ impl RawConfig {
             callers: higher.callers.or(self.callers),
             identity: higher.identity.or(self.identity),
             console: higher.console.or(self.console),
+            limits: higher.limits.or(self.limits),
             environment: higher.environment.or(self.environment),
             approval_ttl_seconds: higher.approval_ttl_seconds.or(self.approval_ttl_seconds),
             approvals: higher.approvals.or(self.approvals),

@@ -8,10 +8,10 @@
 //! same names — with their groups and email, for no longer than the ID token is valid. The
 //! session lives in the console book (every replica of a fleet), the flow in the browser.
 //!
-//! Map: `config` (the `console.oidc` section), `flow` (one sign-in's secrets, its cookie, the
-//! authorization URL), `provider` (endpoints and the code exchange).
+//! Map: `flow` (one sign-in's secrets, its cookie, the
+//! authorization URL), `provider` (endpoints and the code exchange); the `console.oidc`
+//! section is `config::console`.
 
-pub mod config;
 pub mod flow;
 pub mod provider;
 
@@ -27,7 +27,7 @@ use crate::server::auth::TokenError;
 use crate::server::caller::{Person, Role};
 use flow::{Flow, FLOW_COOKIE, FLOW_TTL};
 
-pub use config::{ConsoleOidc, RawConsole, RawConsoleOidc};
+pub use crate::server::config::console::{ConsoleOidc, RawConsole, RawConsoleOidc};
 pub use provider::Provider;
 
 /// `GET /console/oidc/start`: a new flow, and the browser sent to the provider.

@@ -8,8 +8,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use time::Duration;
 
-use super::config::ConsoleOidc;
 use crate::server::caller::random_token;
+use crate::server::config::console::ConsoleOidc;
 
 /// The cookie that carries the sign-in in flight.
 pub const FLOW_COOKIE: &str = "askgate_console_oidc";

@@ -7,10 +7,10 @@
 use serde::Deserialize;
 use tokio::sync::OnceCell;
 
-use super::config::ConsoleOidc;
 use super::flow::Flow;
 use crate::server::auth::error::shown;
 use crate::server::auth::fetch::{self, FETCH_TIMEOUT};
+use crate::server::config::console::ConsoleOidc;
 
 /// Where a sign-in goes at the provider.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! server::console::oidc::config: the `console.oidc` section — which of the configured issuers
+//! server::config::console: the `console.oidc` section (its owner is `server::console::oidc`) — which of the configured issuers
 //! approvers sign in with, as which OAuth client, and where the provider sends them back.
 //! Validated beside the identity configuration it leans on: the issuer must be one of
 //! `identity.issuers` (its keys, claim names and role mapping are the ones used) and must map
@@ -6,9 +6,9 @@
 
 use serde::Deserialize;
 
+use super::ConfigError;
 use crate::server::auth::issuer::check_url;
 use crate::server::auth::IdentityConfig;
-use crate::server::config::ConfigError;
 
 /// The path the provider redirects back to; `redirect_uri` must end in it.
 pub const CALLBACK_PATH: &str = "/console/oidc/callback";
