@@ -5,6 +5,7 @@
 
 mod commands;
 mod findings;
+mod glossary;
 
 use std::path::{Path, PathBuf};
 
