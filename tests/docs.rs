@@ -5,6 +5,7 @@
 
 mod commands;
 mod findings;
+mod glossary;
 mod layout;
 
 use std::path::{Path, PathBuf};

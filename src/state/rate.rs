@@ -7,10 +7,12 @@
 //! as 429 with `Retry-After` over HTTP, a tool error on `/mcp`, a deny from the hook, each
 //! naming the time to wait. Bounded: principals whose state is back to fresh are forgotten
 //! every [`PRUNE_EVERY`] checks, and at most [`MAX_KEYS`] are kept (past it, a new caller is
-//! limited until room is made: fail closed).
+//! limited until room is made: fail closed; at the cap a pruning runs at most once a second).
 
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
@@ -20,6 +22,8 @@ use serde::Deserialize;
 pub const MAX_KEYS: usize = 100_000;
 /// Checks between two prunings of fresh states.
 pub const PRUNE_EVERY: u64 = 4_096;
+/// At the cap, the fewest time between two prunings (a pruning walks every key).
+pub const PRUNE_AT_CAP_EVERY: Duration = Duration::from_secs(1);
 
 /// `limits` as written.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -71,6 +75,8 @@ pub struct RateLimiter {
     limiter: DefaultKeyedRateLimiter<String>,
     clock: DefaultClock,
     checks: AtomicU64,
+    /// When the cap last made a pruning.
+    pruned_at_cap: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for RateLimiter {
@@ -88,6 +94,7 @@ impl RateLimiter {
             limiter: DefaultKeyedRateLimiter::dashmap(quota),
             clock: DefaultClock::default(),
             checks: AtomicU64::new(0),
+            pruned_at_cap: Mutex::new(None),
         }
     }
 
@@ -99,7 +106,20 @@ impl RateLimiter {
         }
         let key = principal.to_string();
         if self.limiter.len() >= MAX_KEYS {
-            self.prune();
+            let due = {
+                let mut last = self
+                    .pruned_at_cap
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let due = last.is_none_or(|at| at.elapsed() >= PRUNE_AT_CAP_EVERY);
+                if due {
+                    *last = Some(Instant::now());
+                }
+                due
+            };
+            if due {
+                self.prune();
+            }
             if self.limiter.len() >= MAX_KEYS {
                 return Some(1);
             }
