@@ -59,6 +59,7 @@ fn approval(decision_id: &str) -> Record {
         action: ApprovalAction::Approved,
         by: "admin@example.com".to_string(),
         note: None,
+        call: Some(format!("sha256:{}", "ab".repeat(32))),
     })
 }
 

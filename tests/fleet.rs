@@ -5,6 +5,7 @@
 //! `postgres://postgres@127.0.0.1:5432/test`) or, when none answers there, on a throwaway
 //! cluster the harness starts (`cluster`). They never skip.
 
+mod binding;
 mod cluster;
 mod conformance;
 mod harness;

@@ -201,6 +201,10 @@ pub struct ApprovalRecord {
     /// The approver's optional note (added after format 1 was first written; absent when none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The digest of the call the answer was given for (`sha256:…`, the approval's binding,
+    /// issue 35 §3; absent for expiries, withdrawals and records written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -215,6 +219,18 @@ pub enum ApprovalAction {
     /// An approver approved an approval that needs more approvers (`@quorum`): counted, the
     /// call not run yet (issue 35).
     Voted,
+}
+
+impl ApprovalAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approved => "approved",
+            Self::Refused => "refused",
+            Self::Expired => "expired",
+            Self::Withdrawn => "withdrawn",
+            Self::Voted => "voted",
+        }
+    }
 }
 
 /// How the executed call ended upstream, linked to its decision.

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::chain::notes::is_log_own;
 use super::reader::{decode, split_lines, LogLine, Problem, ProblemKind, RawLine};
-use super::record::{DecisionRecord, FactsError, PolicySetV1, Record, Verdict};
+use super::record::{ApprovalAction, DecisionRecord, FactsError, PolicySetV1, Record, Verdict};
 use crate::authz::{decide, ApprovalKind, PolicySnapshot};
 
 /// The bytes of one log file, as read by the caller.
@@ -108,6 +108,22 @@ pub struct Change {
     pub project: Option<String>,
     pub old: Side,
     pub new: Side,
+    /// What people answered the logged ask, in log order (issue 35 §3: who approved what).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<Answered>,
+}
+
+/// One answer to a logged ask, from its approval record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Answered {
+    pub action: ApprovalAction,
+    pub by: String,
+    pub time: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The digest of the call answered (`sha256:…`), when the record has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
 }
 
 /// One cell of the transition matrix.
@@ -200,6 +216,8 @@ struct Partial {
     problems: Vec<Problem>,
     matrix: BTreeMap<(Verdict, Verdict), usize>,
     changes: Vec<Change>,
+    /// The approval records' answers, by the decision they answer.
+    answers: BTreeMap<String, Vec<Answered>>,
 }
 
 impl Partial {
@@ -214,6 +232,9 @@ impl Partial {
             *self.matrix.entry(cell).or_insert(0) += count;
         }
         self.changes.extend(other.changes);
+        for (decision, answers) in other.answers {
+            self.answers.entry(decision).or_default().extend(answers);
+        }
     }
 }
 
@@ -275,6 +296,12 @@ fn run(logs: &[LogText], jobs: usize, judge: &Judge<'_>) -> ReplayReport {
     total
         .changes
         .sort_by(|one, other| one.time.cmp(&other.time));
+    for change in &mut total.changes {
+        if let Some(mut answers) = total.answers.remove(&change.id) {
+            answers.sort_by(|one, other| one.time.cmp(&other.time));
+            change.answers = answers;
+        }
+    }
     finish(total)
 }
 
@@ -340,6 +367,21 @@ fn replay_lines(lines: &[(&str, RawLine<'_>)], judge: &Judge<'_>) -> Partial {
                     partial.changes.push(change(kind, at, *record, old, new));
                 }
             }
+            LogLine::Record(Record::Approval(record)) => {
+                partial.records += 1;
+                let answer = Answered {
+                    action: record.action,
+                    by: record.by,
+                    time: record.time,
+                    note: record.note,
+                    call: record.call,
+                };
+                partial
+                    .answers
+                    .entry(record.decision_id)
+                    .or_default()
+                    .push(answer);
+            }
             LogLine::Record(_) => partial.records += 1,
         }
     }
@@ -403,6 +445,7 @@ fn change(
         project: record.project,
         old,
         new,
+        answers: Vec::new(),
     }
 }
 

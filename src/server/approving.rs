@@ -21,11 +21,13 @@ use tokio::sync::oneshot;
 use super::caller::Caller;
 use super::error::ApiError;
 use super::gateway::{Handled, Pipeline, Prepared};
+use super::journal::Answer;
 use crate::audit::record::ApprovalAction;
 use crate::authz::approving::{Eligibility, Vote};
 use crate::authz::Decision;
 use crate::store::approvals::{
-    ApprovalStatus, ApprovalView, AskedAs, Ballot, ClientWait, CreateError, PendingCall, Voted,
+    ApprovalStatus, ApprovalView, AskedAs, Ballot, Binding, ClientWait, CreateError, PendingCall,
+    Voted,
 };
 
 pub use next::{next_approval, NEXT_APPROVAL};
@@ -66,6 +68,7 @@ impl Pipeline {
             quorum: prepared.snapshot.quorum(&decision.policies),
             votes: Vec::new(),
             escalated: false,
+            bound: Some(Binding::of(&prepared.call, prepared.snapshot.hash())),
         };
         let decision_id = prepared.decision_id;
         // A request of this process holds the call open, or will once its client is back.
@@ -153,11 +156,9 @@ impl Pipeline {
         let logged = inner
             .journal
             .approval(
-                decision_id,
-                &view.id,
-                ApprovalAction::Voted,
-                by,
-                note,
+                Answer::new(decision_id, &view.id, ApprovalAction::Voted, by)
+                    .note(note)
+                    .bound(view.bound.as_ref()),
                 inner.clock.now(),
             )
             .await;
@@ -204,11 +205,9 @@ impl Pipeline {
             let logged = inner
                 .journal
                 .approval(
-                    &claim.decision_id,
-                    &claim.id,
-                    ApprovalAction::Refused,
-                    &by,
-                    note.as_deref(),
+                    Answer::new(&claim.decision_id, &claim.id, ApprovalAction::Refused, &by)
+                        .note(note.as_deref())
+                        .bound(claim.bound.as_ref()),
                     inner.clock.now(),
                 )
                 .await;
@@ -357,6 +356,7 @@ fn closed_view(
         quorum: 1,
         votes: Vec::new(),
         escalated: false,
+        bound: None,
     }
 }
 

@@ -26,6 +26,49 @@ pub use health::{LogHealth, LogState};
 /// The account name decisions are logged under (one upstream account per service).
 pub const ACCOUNT: &str = "default";
 
+/// One answer to an ask, as its approval record says it.
+#[derive(Debug, Clone, Copy)]
+pub struct Answer<'a> {
+    /// The ask's decision.
+    pub decision_id: &'a str,
+    pub approval_id: &'a str,
+    pub action: ApprovalAction,
+    pub by: &'a str,
+    pub note: Option<&'a str>,
+    /// The digest of the call the answer was given for (the approval's binding), when known.
+    pub call: Option<&'a str>,
+}
+
+impl<'a> Answer<'a> {
+    pub fn new(
+        decision_id: &'a str,
+        approval_id: &'a str,
+        action: ApprovalAction,
+        by: &'a str,
+    ) -> Self {
+        Self {
+            decision_id,
+            approval_id,
+            action,
+            by,
+            note: None,
+            call: None,
+        }
+    }
+
+    pub fn note(self, note: Option<&'a str>) -> Self {
+        Self { note, ..self }
+    }
+
+    /// The answered call's digest, from the approval's binding.
+    pub fn bound(self, binding: Option<&'a crate::store::approvals::Binding>) -> Self {
+        Self {
+            call: binding.map(|binding| binding.call.as_str()),
+            ..self
+        }
+    }
+}
+
 pub struct Journal {
     log: Option<DecisionLog>,
     refuse_without_log: bool,
@@ -124,25 +167,19 @@ impl Journal {
             .or_else(|error| self.not_written(&error, Unlogged::Decision))
     }
 
-    pub async fn approval(
-        &self,
-        decision_id: &str,
-        approval_id: &str,
-        action: ApprovalAction,
-        by: &str,
-        note: Option<&str>,
-        now: OffsetDateTime,
-    ) -> Result<(), ApiError> {
+    /// Logs an approver's (or the sweeper's) answer to an ask, under the ask's decision.
+    pub async fn approval(&self, answer: Answer<'_>, now: OffsetDateTime) -> Result<(), ApiError> {
         let record = ApprovalRecord {
             v: Version::CURRENT,
             kind: ApprovalRecordKind,
             id: uuid::Uuid::new_v4().to_string(),
             time: format_time(now),
-            decision_id: decision_id.to_string(),
-            approval_id: approval_id.to_string(),
-            action,
-            by: by.to_string(),
-            note: note.map(str::to_string),
+            decision_id: answer.decision_id.to_string(),
+            approval_id: answer.approval_id.to_string(),
+            action: answer.action,
+            by: answer.by.to_string(),
+            note: answer.note.map(str::to_string),
+            call: answer.call.map(str::to_string),
         };
         self.append(Record::Approval(record), now)
             .await
@@ -268,7 +305,10 @@ mod tests {
 
     async fn write(journal: &Journal, now: OffsetDateTime) -> Result<(), ApiError> {
         journal
-            .approval("d", "a", ApprovalAction::Approved, "approver", None, now)
+            .approval(
+                Answer::new("d", "a", ApprovalAction::Approved, "approver"),
+                now,
+            )
             .await
     }
 

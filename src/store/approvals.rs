@@ -1,11 +1,12 @@
-//! store::approvals: pending approvals — the held call, its card, an expiry, the quorum and
-//! the votes given — and their life: pending (votes counted until `quorum` distinct approvers
+//! store::approvals: pending approvals — the held call, its card, an expiry, the quorum, the
+//! votes given and what it is bound to (the call's digest, the policy set that asked) — and their life: pending (votes counted until `quorum` distinct approvers
 //! approved) → running (exactly one vote completes the quorum) → completed or failed; or
 //! refused (one refusal), expired, or withdrawn (the asking call stopped waiting). Bounded: open approvals are capped per caller and in all, and so are the bytes of
 //! the calls they hold; finished ones are kept for the retention, then forgotten. It keeps the
 //! books only: logging, re-deciding and running are `approving`'s.
 
 mod ballot;
+mod binding;
 mod book;
 mod error;
 mod limits;
@@ -24,6 +25,7 @@ use crate::authz::Approval;
 use book::{Book, Entry};
 
 pub use ballot::{tally, Ballot, Vote, MAX_VOTES};
+pub use binding::{Binding, Changed};
 pub use book::{ToLog, Withdrawal};
 pub use error::{is_approval_id, shown_id, ApprovalError};
 pub use limits::ApprovalLimits;
@@ -56,6 +58,8 @@ pub struct Claim {
     pub call: PendingCall,
     /// Whether the asking client waits for the result (its approval's `client`).
     pub client: ClientWait,
+    /// The call and policy set the approval was asked for (its view's `bound`).
+    pub bound: Option<Binding>,
 }
 
 /// What an approver's approval did.
@@ -551,6 +555,7 @@ fn take_pending(book: &mut Book, id: &str, status: ApprovalStatus) -> Result<Cla
         card: entry.view.card.clone(),
         call,
         client: entry.view.client,
+        bound: entry.view.bound.clone(),
     };
     let seq = entry.seq;
     book.pending.remove(&seq);

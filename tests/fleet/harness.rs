@@ -332,3 +332,24 @@ impl Drop for Replica {
         let _ = self.child.wait();
     }
 }
+
+/// Approval `id`'s approval records in the decision logs of the replicas `names` (under
+/// `root`), in file order.
+pub fn approval_records(root: &Path, names: &[&str], id: &str) -> Vec<Value> {
+    names
+        .iter()
+        .flat_map(|name| {
+            std::fs::read_dir(root.join(name).join("logs"))
+                .into_iter()
+                .flatten()
+        })
+        .flatten()
+        .map(|file| std::fs::read_to_string(file.path()).unwrap_or_default())
+        .flat_map(|text| {
+            text.lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .collect::<Vec<_>>()
+        })
+        .filter(|record| record["kind"] == "approval" && record["approval_id"] == id)
+        .collect()
+}

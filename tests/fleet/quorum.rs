@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::harness::{session, Database, Replica, Reply};
+use super::harness::{approval_records, session, Database, Replica, Reply};
 
 const AGENT: &str = "quorum-agent-token-0123456789abcdef0123";
 
@@ -95,21 +95,8 @@ async fn ended(replica: &Replica, id: &str) -> Value {
 
 /// The actions of approval `id`'s records in both replicas' decision logs, sorted.
 fn logged_actions(root: &Path, id: &str) -> Vec<(String, String)> {
-    let mut actions: Vec<(String, String)> = ["a", "b"]
-        .iter()
-        .flat_map(|name| {
-            std::fs::read_dir(root.join(name).join("logs"))
-                .into_iter()
-                .flatten()
-        })
-        .flatten()
-        .map(|file| std::fs::read_to_string(file.path()).unwrap_or_default())
-        .flat_map(|text| {
-            text.lines()
-                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-                .collect::<Vec<_>>()
-        })
-        .filter(|record| record["kind"] == "approval" && record["approval_id"] == id)
+    let mut actions: Vec<(String, String)> = approval_records(root, &["a", "b"], id)
+        .into_iter()
         .map(|record| {
             (
                 record["action"].as_str().unwrap_or("").to_string(),

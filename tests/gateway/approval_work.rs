@@ -217,6 +217,13 @@ async fn redecision_a_reload_that_adds_a_deny_fails_the_approval_with_its_reason
         )
         .await;
     let id = asked.approval_id();
+    // Issue 35 §3: the approval is bound to the call's digest and the policy set that asked.
+    let bound = asked.body["approval"]["bound"].clone();
+    let (asked_under, call) = (bound["policies"].as_str(), bound["call"].as_str());
+    let (Some(asked_under), Some(call)) = (asked_under, call) else {
+        panic!("the approval is bound: {}", asked.body)
+    };
+    assert!(call.starts_with("sha256:") && call.len() == 71, "{call}");
     std::fs::write(managed.join("freeze.cedar"), FREEZE_P1).unwrap();
     let reloaded = gateway.post("/v1/admin/reload", Some(APPROVER), None).await;
     assert_eq!(reloaded.body["reloaded"], true, "{}", reloaded.body);
@@ -226,8 +233,17 @@ async fn redecision_a_reload_that_adds_a_deny_fails_the_approval_with_its_reason
     assert_eq!(answer.body["status"], "failed", "{}", answer.body);
     let result = &answer.body["result"];
     assert_eq!(result["error"], "denied_at_approval", "{result}");
-    assert!(text_of(result).contains("project p1 is frozen"), "{result}");
+    let text = text_of(result);
+    assert!(text.contains("project p1 is frozen"), "{result}");
+    assert!(
+        text.contains(&format!("the policies changed since it was asked (asked under {asked_under}, decided again under ")),
+        "the refusal names the policy change: {text}"
+    );
     assert_eq!(gateway.tool_calls("delete_files").await, 0, "nothing ran");
+    assert_eq!(
+        answer.body["bound"], bound,
+        "the binding stays with the approval"
+    );
 
     let records = records(&logs);
     let linked = linked_decisions(&records, &id);
@@ -243,6 +259,19 @@ async fn redecision_a_reload_that_adds_a_deny_fails_the_approval_with_its_reason
         outcomes_of(&records, redecided),
         [Some("denied_at_approval".to_string())]
     );
+    assert_ne!(
+        decision.snapshot, asked_under,
+        "decided again under the new set"
+    );
+    // Every `approved` record names the approved call's digest.
+    let digests: Vec<Option<&str>> = records
+        .iter()
+        .filter_map(|record| match record {
+            Record::Approval(record) if record.approval_id == id => Some(record.call.as_deref()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(digests, [Some(call), Some(call)], "{digests:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

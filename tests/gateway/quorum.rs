@@ -271,6 +271,16 @@ async fn i35_the_console_card_says_1_of_2_and_who_voted() {
     bob.sign_in(BOB_APPROVER).await;
     let home = bob.get("/console").await;
     assert!(home.body.contains("0 of 2 approvals"), "{}", home.body);
+    // Issue 35 §3: the card shows what the approval is bound to.
+    let shown = gateway
+        .get(&format!("/v1/approvals/{id}"), Some(BOB_APPROVER))
+        .await;
+    let digest = shown.body["bound"]["call"].as_str().unwrap_or("<none>");
+    assert!(
+        home.body.contains("Bound to") && home.body.contains(digest),
+        "{}",
+        home.body
+    );
     let csrf = home.csrf();
     let counted = bob
         .post(
@@ -383,6 +393,29 @@ async fn i35_votes_and_notes_round_trip_through_the_cli_and_the_log() {
         r#""note": "second pair of eyes""#,
     ] {
         assert!(shown.contains(expected), "{expected} in {shown}");
+    }
+    // Issue 35 §3: each answer names the call it was given for.
+    let digest = asked.body["approval"]["bound"]["call"].as_str().unwrap();
+    assert!(shown.contains(&format!(r#""call": "{digest}""#)), "{shown}");
+    // `replay` on the shipped policies alone (the two-approver rule gone) shows the ask that
+    // changed and who answered it.
+    let replayed = tokio::process::Command::new(env!("CARGO_BIN_EXE_askgate"))
+        .args(["replay", log])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        replayed.status.code(),
+        Some(5),
+        "changes found: {replayed:?}"
+    );
+    let replayed = String::from_utf8(replayed.stdout).unwrap();
+    for expected in [
+        "answered: voted by bob at ",
+        ": first look: fine",
+        "answered: approved by dana at ",
+    ] {
+        assert!(replayed.contains(expected), "{expected} in {replayed}");
     }
 }
 

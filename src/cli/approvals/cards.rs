@@ -78,7 +78,20 @@ pub fn card_text(approval: &Value, now: OffsetDateTime) -> String {
         lines.extend(paths(label, &card[key]));
     }
     lines.extend(votes(approval));
+    lines.extend(bound(approval));
     lines.join("\n")
+}
+
+/// What the approval is bound to (issue 35 §3): the held call's digest and the policy set
+/// that asked; nothing for an approval held before bindings.
+fn bound(approval: &Value) -> Option<String> {
+    let bound = &approval["bound"];
+    let (call, policies) = (bound["call"].as_str()?, bound["policies"].as_str()?);
+    Some(format!(
+        "  bound:    call {} asked under policies {}",
+        visible_text(call),
+        visible_text(policies)
+    ))
 }
 
 /// `1 of 2 approvals` from an approval's JSON; `None` for a quorum of one.
@@ -319,9 +332,14 @@ mod tests {
             "summary": {"tool": "Projects", "operation": "project_delete", "project_id": "p1"},
             "card": {"kind": "batch", "scope": "this call only", "message": "m", "targets": ["a.md"]},
             "votes": [{"by": "alice", "vote": "approve", "at": "2026-12-01T10:01:00Z",
-                       "note": "checked \u{202e}it"}]
+                       "note": "checked \u{202e}it"}],
+            "bound": {"call": "sha256:0123", "policies": "sha256:abcd"}
         });
         let text = card_text(&approval, datetime!(2026-12-01 10:02 UTC));
+        assert!(
+            text.ends_with("\n  bound:    call sha256:0123 asked under policies sha256:abcd"),
+            "{text}"
+        );
         assert!(text.contains("  quorum:   1 of 2 approvals"), "{text}");
         assert!(
             text.contains("  votes:    alice approved at 2026-12-01T10:01:00Z: checked \\u202eit"),
@@ -338,7 +356,7 @@ mod tests {
             "card": {"kind": "batch"}});
         let text = card_text(&single, datetime!(2026-12-01 10:02 UTC));
         assert!(
-            !text.contains("quorum:") && !text.contains("votes:"),
+            !text.contains("quorum:") && !text.contains("votes:") && !text.contains("bound:"),
             "{text}"
         );
     }

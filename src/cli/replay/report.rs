@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use crate::analysis::render::set;
 use crate::audit::record::{PolicySetV1, Verdict};
 use crate::audit::replay::{Change, ChangeKind, ReplayReport, ReplaySets};
+use crate::server::present::shown::visible_text;
 use crate::sources::{self, PolicyArgs};
 
 pub fn print_json(
@@ -171,6 +172,19 @@ pub fn print_change(change: &Change) {
             side.decision.as_str(),
             side.policies.join(", "),
             side.reason
+        );
+    }
+    for answer in &change.answers {
+        let note = answer
+            .note
+            .as_deref()
+            .map(|note| format!(": {}", visible_text(note)))
+            .unwrap_or_default();
+        println!(
+            "  answered: {} by {} at {}{note}",
+            answer.action.as_str(),
+            visible_text(&answer.by),
+            answer.time
         );
     }
 }

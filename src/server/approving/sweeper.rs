@@ -11,6 +11,7 @@ use crate::audit::record::ApprovalAction;
 use crate::server::error::ApiError;
 use crate::server::execute::error_json;
 use crate::server::gateway::{Inner, Pipeline};
+use crate::server::journal::Answer;
 use crate::store::approvals::Withdrawal;
 
 /// Who expiry records name as their author.
@@ -39,11 +40,7 @@ async fn sweep(inner: &Inner) {
         let logged = inner
             .journal
             .approval(
-                &decision_id,
-                &id,
-                ApprovalAction::Expired,
-                SWEEPER,
-                None,
+                Answer::new(&decision_id, &id, ApprovalAction::Expired, SWEEPER),
                 now,
             )
             .await;
@@ -89,11 +86,13 @@ pub async fn log_withdrawal(inner: &Inner, withdrawal: &Withdrawal) -> Result<()
     inner
         .journal
         .approval(
-            &withdrawal.decision_id,
-            &withdrawal.id,
-            ApprovalAction::Withdrawn,
-            SWEEPER,
-            Some(&withdrawal.why),
+            Answer::new(
+                &withdrawal.decision_id,
+                &withdrawal.id,
+                ApprovalAction::Withdrawn,
+                SWEEPER,
+            )
+            .note(Some(&withdrawal.why)),
             inner.clock.now(),
         )
         .await

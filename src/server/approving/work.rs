@@ -3,7 +3,8 @@
 //! the asking MCP client has not come back yet, wait for it (`absent`: withdrawn, never run,
 //! if it does not come); the `approved` record of the ask's decision; the call decided again
 //! on the facts, snapshot and state of this moment (a new decision record, linked to the
-//! approval by a second `approved` record); then, if the re-decision holds, the follow-up and
+//! approval by a second `approved` record), unless the held call is not the one approved
+//! (its digest, `call_changed`: never decided again nor run); then, if the re-decision holds, the follow-up and
 //! the call — or, for a consent card, consent and then the call's next step (`next`); then
 //! the outcome record and the end of the approval, `completed` or `failed`, within the run
 //! deadline. A log failure before anything ran puts the approval back to pending (C15).
@@ -19,7 +20,8 @@ use crate::authz::{Approval, ApprovalKind, Decision};
 use crate::server::error::ApiError;
 use crate::server::execute::error_json;
 use crate::server::gateway::{Pipeline, Prepared};
-use crate::store::approvals::{ApprovalStatus, Claim, ClientWait, PendingCall};
+use crate::server::journal::Answer;
+use crate::store::approvals::{ApprovalStatus, Binding, Changed, Claim, ClientWait, PendingCall};
 
 /// Tells the waiting request whether the work's records were written (`Err`: the approval
 /// is pending again).
@@ -39,6 +41,8 @@ pub struct Work {
     pub(super) id: String,
     /// Whether the asking client waits for the result (back by the time the work runs).
     pub(super) client: ClientWait,
+    /// The call and policy set the approval was asked for (issue 35 §3).
+    bound: Option<Binding>,
 }
 
 /// How the work ended: the result the asking agent receives and the approval's status.
@@ -73,6 +77,7 @@ impl Work {
                 ClientWait::NotYet => ClientWait::Waiting,
                 client => client,
             },
+            bound: claim.bound.clone(),
         }
     }
 
@@ -101,6 +106,13 @@ impl Work {
 
     /// The work proper; `None` when the approval went back to pending.
     async fn carry_out(&self, claim: Claim, started: Started) -> Option<Ended> {
+        if let Some(Err(changed)) =
+            (self.bound.as_ref()).map(|bound| bound.holds_for(&claim.call.call))
+        {
+            // Not the call that was approved (a store row changed under it): logged as
+            // approved, never decided again nor run.
+            return self.refuse_changed(claim, started, &changed).await;
+        }
         let ready = match self.redecide(claim).await {
             Ok(ready) => ready,
             Err((claim, error)) => {
@@ -119,8 +131,35 @@ impl Work {
             Verdict::Run(approved) => {
                 Ended::of(self.state.execute(&ready.prepared, &approved).await)
             }
-            Verdict::Refuse { kind, message } => Ended::of(error_json(kind, &message)),
+            Verdict::Refuse { kind, message } => {
+                let changed = (self.bound.as_ref())
+                    .and_then(|bound| bound.policies_changed(&ready.decision.snapshot));
+                let message = match changed {
+                    Some(changed) => format!("{message} ({changed})"),
+                    None => message,
+                };
+                Ended::of(error_json(kind, &message))
+            }
         })
+    }
+
+    /// The held call is not the approved one: the approval is logged and ends `failed` with
+    /// `call_changed`; a log failure puts it back to pending (`None`).
+    async fn refuse_changed(
+        &self,
+        claim: Claim,
+        started: Started,
+        changed: &Changed,
+    ) -> Option<Ended> {
+        if let Err(error) = self.approved(&self.asked).await {
+            let inner = self.state.inner();
+            inner.approvals.release(claim, inner.clock.now()).await;
+            let _ = started.send(Err(error));
+            return None;
+        }
+        let _ = started.send(Ok(()));
+        tracing::error!(approval = %self.id, approved = %changed.approved, held = %changed.held, "an approved call is not the call that was approved: not run");
+        Some(Ended::of(error_json("call_changed", &changed.to_string())))
     }
 
     /// Logs the approval, then decides the call again and logs that decision; on a log
@@ -154,6 +193,7 @@ impl Work {
                     card,
                     call: pending,
                     client: self.client,
+                    bound: self.bound.clone(),
                 };
                 return Err((claim, error));
             }
@@ -206,6 +246,7 @@ impl Work {
             card,
             call,
             client: self.client,
+            bound: self.bound.clone(),
         };
         (claim, error)
     }
@@ -218,14 +259,16 @@ impl Work {
 
     pub(super) async fn approved(&self, decision_id: &str) -> Result<(), ApiError> {
         let inner = self.state.inner();
+        let answer = Answer::new(
+            decision_id,
+            &self.id,
+            ApprovalAction::Approved,
+            &self.approver,
+        );
         inner
             .journal
             .approval(
-                decision_id,
-                &self.id,
-                ApprovalAction::Approved,
-                &self.approver,
-                self.note.as_deref(),
+                answer.note(self.note.as_deref()).bound(self.bound.as_ref()),
                 inner.clock.now(),
             )
             .await

@@ -210,7 +210,9 @@ impl Failure {
         let ran = match kind.as_str() {
             // Decided again at approval and refused; or the consent POST, or the state
             // recorded before the call, failed: nothing of the call went upstream.
-            "denied_at_approval" | "approval_mismatch" | "consent" | "store" => Ran::No,
+            "denied_at_approval" | "approval_mismatch" | "call_changed" | "consent" | "store" => {
+                Ran::No
+            }
             "deadline" | "unknown" => Ran::Unknown,
             _ => Ran::Yes,
         };

@@ -112,6 +112,11 @@ pub fn card(view: &ApprovalView, now: OffsetDateTime) -> Markup {
                 dt { "Approval" } dd { code { (shown(&view.id)) } }
                 @if let Some(by) = &view.approved_by { dt { "Decided by" } dd { (shown(by)) } }
                 @if let Some(why) = view.withdrawn_because() { dt { "Withdrawn" } dd { (shown_prose(why)) } }
+                @if let Some(bound) = &view.bound {
+                    dt { "Bound to" } dd.bound {
+                        "call " code { (shown(&bound.call)) } " asked under policies " code { (shown(&bound.policies)) }
+                    }
+                }
             }
             (votes(view))
         }

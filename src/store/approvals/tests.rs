@@ -68,6 +68,7 @@ fn view(id: &str, caller: &str, now: OffsetDateTime) -> ApprovalView {
         quorum: 1,
         votes: Vec::new(),
         escalated: false,
+        bound: None,
     }
 }
 

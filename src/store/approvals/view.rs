@@ -6,6 +6,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use super::ballot::Ballot;
+use super::binding::Binding;
 use crate::authz::CallSummary;
 use crate::authz::{Approval, ApprovalKind};
 use crate::call::{DesignCall, ProjectsCall, WriteSource};
@@ -131,6 +132,10 @@ pub struct ApprovalView {
     /// widen who may approve once it is.
     #[serde(default)]
     pub escalated: bool,
+    /// The call and the policy set it was asked for (issue 35 §3); `None` only for an
+    /// approval held by a replica older than the binding, whose call runs as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<Binding>,
 }
 
 /// The session facts an approver needs to judge who asks (a subagent's write is not the main

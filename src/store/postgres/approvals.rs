@@ -126,6 +126,7 @@ impl PgApprovals {
             card: view.card,
             call,
             client: view.client,
+            bound: view.bound,
         })
     }
 
