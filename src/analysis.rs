@@ -9,13 +9,15 @@
 //! the JSON policy format), `outcome` (a set's tri-state answer as one expression; `approved`:
 //! the second question read on the first question's request; `answer`: the answers and kinds
 //! of change), `wellformed` (the requests real calls produce), `diff` (what one policy change
-//! does, environment by environment; `block`: a request ruled out when asking again),
+//! does, environment by environment; `block`: a request ruled out when asking again;
+//! `approving`: the same for the approving set, who may answer an approval),
 //! `concrete` (a synthesized request decided the way `decide` would), `render` (a
 //! counterexample as a scenario file, checked on both sides), `lint` (policies that can err,
 //! dead rules).
 
 pub mod answer;
 pub mod approved;
+pub mod approving;
 pub mod block;
 pub mod concrete;
 pub mod diff;

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::support::remove_policy;
 
+mod approving;
 mod fixtures;
 
 /// Installs `cvc5` on first use when running as root (as CI does); otherwise says what to

@@ -69,6 +69,21 @@ pub fn remove_policy(text: &str, policy_id: &str) -> String {
 }
 
 /// A stable snapshot name from a corpus path: `design__001-foo`.
+/// The `cedar` block of docs/admins.md holding `@id("<id>")`: tests load the rules the docs
+/// show, so the page cannot drift from what works.
+pub fn documented_rule(id: &str) -> String {
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/admins.md"))
+            .expect("docs/admins.md");
+    let marker = format!("@id(\"{id}\")");
+    page.split("```cedar\n")
+        .skip(1)
+        .filter_map(|block| block.split("```").next())
+        .find(|block| block.contains(&marker))
+        .unwrap_or_else(|| panic!("docs/admins.md shows no rule {marker}"))
+        .to_string()
+}
+
 pub fn snapshot_name(path: &Path) -> String {
     let relative = path.strip_prefix(CORPUS).unwrap_or(path);
     relative

@@ -13,7 +13,7 @@ use cedar_policy::{Policy, Schema};
 use cedar_policy_core::ast;
 use cedar_policy_symcc::err::Error as SymccError;
 use cedar_policy_symcc::solver::LocalSolver;
-use cedar_policy_symcc::{CedarSymCompiler, CompiledPolicy, Env};
+use cedar_policy_symcc::{CedarSymCompiler, CompiledPolicy, CompiledPolicySet, Env};
 use tokio::runtime::Runtime;
 
 use super::environments::Environment;
@@ -336,6 +336,38 @@ impl Worker {
             },
         )
     }
+}
+
+impl Worker {
+    /// A request `allows` allows and `refuses` does not, if there is one (the approving
+    /// diff); `reads_like` when a policy of either set reads `like`.
+    pub fn allowed_beyond(
+        &mut self,
+        allows: &CompiledPolicySet,
+        refuses: &CompiledPolicySet,
+        reads_like: bool,
+        label: &str,
+    ) -> Result<Option<Env>, AnalysisError> {
+        let kind = if reads_like {
+            Kind::Strings
+        } else {
+            Kind::Plain
+        };
+        self.ask(kind, label, |runtime, compiler, wall| {
+            within(
+                runtime,
+                wall,
+                compiler.check_implies_with_counterexample_opt(allows, refuses),
+            )
+        })
+    }
+}
+
+/// Whether a policy of `policies` reads `like` (its questions go to a `Strings` process).
+pub fn reads_like(policies: &cedar_policy::PolicySet) -> bool {
+    policies
+        .policies()
+        .any(|policy| Kind::of(policy, Expect::Example) == Kind::Strings)
 }
 
 /// Why a solver process gave no answer: `unknown` (its limit ran out), no answer by the

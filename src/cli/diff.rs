@@ -1,7 +1,9 @@
 //! cli::diff: `askgate diff BEFORE AFTER` — proves, for every request environment of the
 //! schema, what a policy change newly allows without a human, newly makes askable and newly
 //! makes stricter, one finding per transition, each with a scenario file `askgate check`
-//! reproduces; differences of Cedar requests no call can produce are listed apart.
+//! reproduces; differences of Cedar requests no call can produce are listed apart. The
+//! approving sets (who may answer an approval) are compared too: someone newly allowed to
+//! approve or refuse counts like a newly allowed call, an unsettled question like one.
 //! `--replay LOG...` adds those logs decided on BEFORE and on AFTER and the transitions between
 //! the two. Exit 0 when nothing is newly allowed or askable (and no replayed decision became
 //! looser or changed its card: a stricter one, or one whose deciding rules were only renamed,
@@ -20,6 +22,7 @@ mod report;
 
 use super::replay::{default_jobs, logs, LoadedSets, ReportFormat};
 use super::{EXIT_CHANGED, EXIT_IO, EXIT_NOT_PROVEN, EXIT_OK, EXIT_POLICIES};
+use crate::analysis::approving::{diff_approving, ApprovingReport};
 use crate::analysis::diff::{Limits, Sides};
 use crate::analysis::{diff, DiffReport, Finding};
 use crate::audit::replay::compare;
@@ -108,6 +111,16 @@ pub fn run(args: &DiffArgs) -> u8 {
     let (Some(before), Some(after)) = (before, after) else {
         return EXIT_POLICIES;
     };
+    let approving = (
+        load_approving(
+            &args.side(&args.before),
+            &side_label("BEFORE", &args.before),
+        ),
+        load_approving(&args.side(&args.after), &side_label("AFTER", &args.after)),
+    );
+    let (Some(approving_before), Some(approving_after)) = approving else {
+        return EXIT_POLICIES;
+    };
     let logs = match logs::read(&args.replay) {
         Ok(logs) => logs,
         Err(message) => {
@@ -117,6 +130,13 @@ pub fn run(args: &DiffArgs) -> u8 {
     };
     let started = Instant::now();
     let report = match analyze(args, &before.live, &after.live) {
+        Ok(report) => report,
+        Err(message) => {
+            eprintln!("{message}");
+            return EXIT_IO;
+        }
+    };
+    let approving = match analyze_approving(args, &approving_before, &approving_after) {
         Ok(report) => report,
         Err(message) => {
             eprintln!("{message}");
@@ -136,6 +156,7 @@ pub fn run(args: &DiffArgs) -> u8 {
     let shown = report::Shown {
         args,
         report: &report,
+        approving: &approving,
         replayed: replayed.as_ref(),
         files: &files,
         seconds,
@@ -149,17 +170,20 @@ pub fn run(args: &DiffArgs) -> u8 {
     let changed = replayed
         .as_ref()
         .is_some_and(|replayed| replayed.widened() > 0);
-    if report.unsettled() {
+    let widens = report.widens() || approving.widens() || changed;
+    let unsettled: Vec<String> = (report.unsettled.iter())
+        .map(|unsettled| unsettled.environment.clone())
+        .chain(
+            (approving.unsettled.iter())
+                .map(|unsettled| format!("approving set: {}", unsettled.action)),
+        )
+        .collect();
+    if !unsettled.is_empty() {
         eprintln!(
             "diff: not proven: {} environment(s) could not be settled ({}); {}",
-            report.unsettled.len(),
-            report
-                .unsettled
-                .iter()
-                .map(|unsettled| unsettled.environment.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            if report.widens() || changed {
+            unsettled.len(),
+            unsettled.join(", "),
+            if widens {
                 "exit 5 for what widens"
             } else if args.accept_unsettled {
                 "accepted by --accept-unsettled"
@@ -168,13 +192,48 @@ pub fn run(args: &DiffArgs) -> u8 {
             }
         );
     }
-    if report.widens() || changed {
+    if widens {
         EXIT_CHANGED
-    } else if report.unsettled() && !args.accept_unsettled {
+    } else if !unsettled.is_empty() && !args.accept_unsettled {
         EXIT_NOT_PROVEN
     } else {
         EXIT_OK
     }
+}
+
+/// One side's approving set (who may answer an approval); its problems printed under `label`.
+fn load_approving(args: &PolicyArgs, label: &str) -> Option<PolicySnapshot> {
+    match sources::load_approving(args) {
+        Ok(approving) => Some(approving),
+        Err(error) => {
+            for problem in &error.problems {
+                eprintln!("{problem}");
+            }
+            eprintln!("{label}: the approving set failed to load");
+            None
+        }
+    }
+}
+
+/// Who may answer an approval, before and after (issue 35): the approving schema's
+/// environments, within the same limits as the live set's.
+fn analyze_approving(
+    args: &DiffArgs,
+    before: &PolicySnapshot,
+    after: &PolicySnapshot,
+) -> Result<ApprovingReport, String> {
+    let schema: cedar_policy::Schema = crate::authz::baseline::approving_schema_source()
+        .text
+        .parse()
+        .map_err(|error| format!("the approving schema cannot be parsed: {error}"))?;
+    diff_approving(
+        &schema,
+        before,
+        after,
+        Duration::from_secs(args.question_timeout),
+        Duration::from_secs(args.timeout),
+    )
+    .map_err(|error| error.to_string())
 }
 
 fn side_label(label: &str, dir: &Path) -> String {

@@ -9,11 +9,13 @@ use serde_json::{json, Value};
 
 use super::console::Browser;
 use super::harness::{main_session, Gateway, Reply};
+use crate::support::documented_rule;
 
 const ALICE_AGENT: &str = "alice-agent-token-0123456789abcdef0123";
 const ALICE_APPROVER: &str = "alice-approver-token-0123456789abcdef0123";
 const BOB_APPROVER: &str = "bob-approver-token-0123456789abcdef0123";
 const DANA_APPROVER: &str = "dana-approver-token-0123456789abcdef0123";
+const ERIN_APPROVER: &str = "erin-approver-token-0123456789abcdef0123";
 
 fn callers() -> Value {
     json!([
@@ -22,6 +24,8 @@ fn callers() -> Value {
         {"token": BOB_APPROVER, "role": "approver", "principal": "bob"},
         {"token": DANA_APPROVER, "role": "approver", "principal": "dana",
          "groups": ["owners"], "email": "dana@example.com"},
+        {"token": ERIN_APPROVER, "role": "approver", "principal": "erin",
+         "groups": ["design-leads"], "email": "erin@example.com"},
     ])
 }
 
@@ -72,6 +76,13 @@ async fn listed(gateway: &Gateway, token: &str) -> Vec<String> {
         .iter()
         .map(|view| view["id"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// `token`'s `vote` on `id` is refused (403) with `reason`.
+async fn refused_with(gateway: &Gateway, token: &str, id: &str, vote: &str, reason: &str) {
+    let refused = answer(gateway, token, id, vote).await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(message(&refused).contains(reason), "{}", refused.body);
 }
 
 fn message(reply: &Reply) -> String {
@@ -133,43 +144,64 @@ async fn separation_of_duties_false_lets_the_same_person_approve() {
     assert_eq!(gateway.tool_calls("delete_files").await, 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_admins_approving_rule_routes_destructive_deletes_to_owners_on_every_list() {
-    let managed = tempfile::tempdir().unwrap();
-    let approving = managed.path().join("approving");
+/// docs/admins.md's approving examples, as an admin drops them into `approving/` (the brand
+/// project's id being the sandbox's `p2`).
+fn documented_examples(managed: &std::path::Path) {
+    let approving = managed.join("approving");
     std::fs::create_dir(&approving).unwrap();
+    let brand = documented_rule("org.brand-grants-by-design-leads");
+    assert!(brand.contains("\"p-brand\""), "{brand}");
     std::fs::write(
-        approving.join("owners.cedar"),
-        r#"@id("org.deletes-by-owners")
-@reason("destructive deletes are approved only by owners")
-forbid (principal, action == Action::"approve", resource)
-when { resource.operation == "delete_files" && !(principal.groups.contains("owners")) };
-"#,
+        approving.join("brand.cedar"),
+        brand.replace("\"p-brand\"", "\"p2\""),
     )
     .unwrap();
+    std::fs::write(
+        approving.join("owners.cedar"),
+        documented_rule("org.deletes-by-owners"),
+    )
+    .unwrap();
+}
+
+/// Issue 35: the examples docs/admins.md shows, loaded from the page itself, route grants on
+/// the brand project to design leads and destructive deletes to owners; every other answer
+/// stays open to any approver, and a refused approve changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_documented_examples_route_brand_grants_to_design_leads_and_deletes_to_owners() {
+    let managed = tempfile::tempdir().unwrap();
+    documented_examples(managed.path());
     let gateway = start(None, Some(managed.path())).await;
     consent(&gateway).await;
+    let write = |project: &str| json!({"project_id": project, "files": [{"path": "new.html", "data": "<p>x</p>"}]});
+    let brand = ask(&gateway, "write_files", write("p2")).await;
+    let other = ask(&gateway, "write_files", write("p1")).await;
     let delete = ask(&gateway, "delete_files", delete_args()).await;
-    let sharing = ask(
-        &gateway,
-        "update_sharing",
-        json!({"project_id": "p1", "scope": "org"}),
-    )
-    .await;
 
-    // Bob may still refuse the delete (the rule narrows approving only), so he is shown both;
-    // his approve of the delete is refused with the admin's reason and changes nothing.
-    let by_bob = answer(&gateway, BOB_APPROVER, &delete, "approve").await;
-    assert_eq!(by_bob.status, 403, "{}", by_bob.body);
-    assert!(
-        message(&by_bob).contains("destructive deletes are approved only by owners"),
-        "{}",
-        by_bob.body
-    );
-    assert_eq!(gateway.tool_calls("delete_files").await, 0);
-    let by_bob = answer(&gateway, BOB_APPROVER, &sharing, "approve").await;
+    // The brand grant: neither bob nor an owner may approve it; a design lead may.
+    for token in [BOB_APPROVER, DANA_APPROVER] {
+        let refused = answer(&gateway, token, &brand, "approve").await;
+        assert_eq!(refused.status, 403, "{}", refused.body);
+        assert!(
+            message(&refused)
+                .contains("grants on the brand project are approved only by design leads"),
+            "{}",
+            refused.body
+        );
+    }
+    let by_erin = answer(&gateway, ERIN_APPROVER, &brand, "approve").await;
+    assert_eq!(by_erin.status, 200, "{}", by_erin.body);
+    assert_eq!(by_erin.body["approved_by"], "erin", "{}", by_erin.body);
+    // A grant on another project: anyone.
+    let by_bob = answer(&gateway, BOB_APPROVER, &other, "approve").await;
     assert_eq!(by_bob.status, 200, "{}", by_bob.body);
 
+    // The delete: bob and a design lead are refused with the owners rule's reason; nothing
+    // ran; an owner approves it.
+    for token in [BOB_APPROVER, ERIN_APPROVER] {
+        let reason = "destructive deletes are approved only by owners";
+        refused_with(&gateway, token, &delete, "approve", reason).await;
+    }
+    assert_eq!(gateway.tool_calls("delete_files").await, 0);
     let by_dana = answer(&gateway, DANA_APPROVER, &delete, "approve").await;
     assert_eq!(by_dana.status, 200, "{}", by_dana.body);
     assert_eq!(by_dana.body["approved_by"], "dana", "{}", by_dana.body);
@@ -195,13 +227,7 @@ when { resource.project == "p1" && !(principal.groups.contains("owners")) };
     let id = ask(&gateway, "delete_files", delete_args()).await;
     assert!(listed(&gateway, BOB_APPROVER).await.is_empty());
     assert_eq!(listed(&gateway, DANA_APPROVER).await, vec![id.clone()]);
-    let refused = answer(&gateway, BOB_APPROVER, &id, "refuse").await;
-    assert_eq!(refused.status, 403, "{}", refused.body);
-    assert!(
-        message(&refused).contains("only by owners"),
-        "{}",
-        refused.body
-    );
+    refused_with(&gateway, BOB_APPROVER, &id, "refuse", "only by owners").await;
     let view = gateway
         .get(&format!("/v1/approvals/{id}"), Some(DANA_APPROVER))
         .await;

@@ -1,12 +1,13 @@
 //! cli::diff::report: the `diff` report as a table or as one JSON object — the findings (one
-//! per transition, each with its reproducing scenario), the Cedar-only differences apart, and
-//! the replay half (`replay::report` prints its transition table and changes).
+//! per transition, each with its reproducing scenario), the Cedar-only differences apart, the
+//! approving set's half (who may answer an approval), and the replay half (`replay::report` prints its transition table and changes).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
 use super::DiffArgs;
+use crate::analysis::approving::{ApprovingReport, Direction};
 use crate::analysis::render::set;
 use crate::analysis::{Category, DiffReport, Finding};
 use crate::audit::replay::ReplayReport;
@@ -16,6 +17,8 @@ use crate::cli::replay::report::{json_body, kind_counts, print_change, print_tra
 pub(super) struct Shown<'a> {
     pub args: &'a DiffArgs,
     pub report: &'a DiffReport,
+    /// Who may answer an approval, before and after (issue 35).
+    pub approving: &'a ApprovingReport,
     pub replayed: Option<&'a ReplayReport>,
     /// Scenario files: the findings', then the Cedar-only requests'.
     pub files: &'a [Option<PathBuf>],
@@ -47,7 +50,8 @@ impl Shown<'_> {
             },
             "alike": report.alike,
             "unsettled": report.unsettled,
-            "proven": report.unsettled.is_empty(),
+            "proven": report.unsettled.is_empty() && self.approving.unsettled.is_empty(),
+            "approving": self.approving,
             "findings": with_files(&report.findings, finding_files),
             "cedar_only": with_files(&report.cedar_only, cedar_files),
         });
@@ -112,8 +116,47 @@ impl Shown<'_> {
                 );
             }
         }
+        self.print_approving();
         if let Some(replayed) = self.replayed {
             print_replay(replayed);
+        }
+    }
+
+    /// The approving set's half: who newly may (or no longer may) answer an approval, with
+    /// the solver's example of each, and what it could not settle.
+    fn print_approving(&self) {
+        let approving = self.approving;
+        let count = |direction: Direction| {
+            (approving.findings.iter())
+                .filter(|finding| finding.direction == direction)
+                .count()
+        };
+        println!(
+            "\napproving set (who may answer an approval): {} environments ({} alike by text); newly may answer: {}, no longer may: {}, unsettled: {}",
+            approving.environments,
+            approving.identical,
+            count(Direction::Widens),
+            count(Direction::Narrows),
+            approving.unsettled.len()
+        );
+        for finding in &approving.findings {
+            let (label, counts) = match finding.direction {
+                Direction::Widens => ("NEWLY MAY", "counts: exit 5"),
+                Direction::Narrows => ("NO LONGER MAY", "stricter: does not count"),
+            };
+            println!(
+                "  [{label} {}] ({counts}) approver {} on approval {}, context {}",
+                finding.action,
+                person(&finding.entities, &finding.request.principal.id),
+                approval(&finding.entities, &finding.request.resource.id),
+                finding.request.context
+            );
+        }
+        for unsettled in &approving.unsettled {
+            println!(
+                "  NOT PROVEN {}: {}; open: who may answer may widen or narrow",
+                unsettled.action, unsettled.reason
+            );
         }
     }
 
@@ -193,4 +236,27 @@ fn print_replay(report: &ReplayReport) {
     for change in &report.changes {
         print_change(change);
     }
+}
+
+/// An example entity's attributes from Cedar's entity JSON, by type and id.
+fn attrs<'a>(entities: &'a Value, kind: &str, id: &str) -> Option<&'a Value> {
+    (entities.as_array()?.iter())
+        .find(|entity| {
+            entity.pointer("/uid/type").and_then(Value::as_str) == Some(kind)
+                && entity.pointer("/uid/id").and_then(Value::as_str) == Some(id)
+        })
+        .and_then(|entity| entity.get("attrs"))
+}
+
+/// The example's approver: `Person::"id"` with its groups and email.
+fn person(entities: &Value, id: &str) -> String {
+    let attrs = attrs(entities, "Person", id).cloned().unwrap_or_default();
+    format!("Person::{} {attrs}", Value::String(id.to_string()))
+}
+
+/// The example's approval, as its attributes.
+fn approval(entities: &Value, id: &str) -> String {
+    attrs(entities, "Approval", id)
+        .map(ToString::to_string)
+        .unwrap_or_else(|| format!("Approval::{}", Value::String(id.to_string())))
 }
