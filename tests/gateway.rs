@@ -19,6 +19,7 @@ mod console_boundaries;
 mod console_browser;
 mod escalation;
 mod explain;
+mod fatigue;
 mod hardening;
 pub(crate) mod harness;
 mod hook;

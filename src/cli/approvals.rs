@@ -1,8 +1,10 @@
 //! cli::approvals: `askgate approvals list|show|watch|approve|refuse` — the approver's command line
-//! against a running service. Cards print for people (`cards`); `--json` keeps the service's
+//! against a running service — and `approvals stats` (`stats`), approval fatigue read off the
+//! decision logs. Cards print for people (`cards`); `--json` keeps the service's
 //! JSON for scripts.
 
 mod cards;
+mod stats;
 
 pub use cards::card_text;
 
@@ -67,6 +69,9 @@ pub enum ApprovalAction {
         #[arg(long)]
         note: Option<String>,
     },
+    /// Approval fatigue, from decision logs (no server, no token): which asks are approved
+    /// every time and by whom, with the change that would stop asking.
+    Stats(stats::StatsArgs),
     /// Refuse one.
     Refuse {
         id: String,
@@ -77,6 +82,9 @@ pub enum ApprovalAction {
 }
 
 pub fn run(args: &ApprovalsArgs) -> u8 {
+    if let ApprovalAction::Stats(stats) = &args.action {
+        return stats::run(stats, args.json);
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -116,7 +124,9 @@ async fn request(args: &ApprovalsArgs) -> u8 {
         .await;
     }
     let builder = match &args.action {
-        ApprovalAction::Watch { .. } => client.get(format!("{base}/v1/approvals")),
+        ApprovalAction::Watch { .. } | ApprovalAction::Stats(_) => {
+            client.get(format!("{base}/v1/approvals"))
+        }
         ApprovalAction::List { limit, cursor } => {
             let mut query: Vec<(&str, String)> = Vec::new();
             if let Some(limit) = limit {

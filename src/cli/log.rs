@@ -99,7 +99,7 @@ pub fn run(args: &LogArgs) -> u8 {
 }
 
 /// Reads every record of `logs` (problems to stderr) and hands them to `then`.
-fn with_records(logs: &[PathBuf], then: impl FnOnce(&[Record]) -> u8) -> u8 {
+pub(super) fn with_records(logs: &[PathBuf], then: impl FnOnce(&[Record]) -> u8) -> u8 {
     let lines = match read_log(logs) {
         Ok(lines) => lines,
         Err(error) => {

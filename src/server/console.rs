@@ -58,6 +58,7 @@ pub fn router(state: ConsoleState) -> Router {
         .route("/console/sign-out", post(sign_out))
         .route("/console/history", get(history))
         .route("/console/decisions", get(recent_decisions))
+        .route("/console/fatigue", get(fatigue_page))
         .route("/console/fragments/pending", get(pending_fragment))
         .route("/console/approvals/{id}", get(approval_page))
         .route("/console/approvals/{id}/approve", post(approve))
@@ -252,6 +253,31 @@ async fn recent_decisions(
     let snapshot = state.pipeline.inner().snapshot.load();
     let body = decisions::list(&query, &records, &snapshot);
     page(StatusCode::OK, pages::decisions(&session, Ok(body)))
+}
+
+/// How many approvals, none refused, make a kind of ask "approved every time" on the page.
+const FATIGUE_MIN: usize = 5;
+
+async fn fatigue_page(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
+    let Some(session) = state.console_session(&headers).await else {
+        return to_sign_in();
+    };
+    let Some(dir) = state.log_dir.clone() else {
+        let text = "no decision log is configured (start serve with --log-dir DIR)";
+        return page(StatusCode::OK, pages::fatigue(&session, Err(text)));
+    };
+    let read = tokio::task::spawn_blocking(move || {
+        decisions::newest(&dir)
+            .map(|records| crate::audit::fatigue::fatigue(&records, None, FATIGUE_MIN))
+    })
+    .await;
+    let groups = match read {
+        Ok(Ok(groups)) => groups,
+        Ok(Err(problem)) => return error_text(&session, &problem),
+        Err(join) => return error_text(&session, &join.to_string()),
+    };
+    let body = decisions::fatigue_list(&groups, FATIGUE_MIN);
+    page(StatusCode::OK, pages::fatigue(&session, Ok(body)))
 }
 
 fn error_text(session: &ConsoleSession, problem: &str) -> Response {

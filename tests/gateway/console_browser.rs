@@ -207,10 +207,11 @@ async fn an_approver_decides_an_agents_call_in_a_real_browser() {
 }
 
 /// Issue 35: with `@quorum("2")`, the first approver's click counts (`1 of 2 approvals`, their
-/// vote on the card, the call not run); a second person's click runs it.
+/// vote on the card, the call not run); the asking agent's own person is refused (separation
+/// of duties) and counts nothing; a second person's click runs it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn i35_the_console_card_shows_1_of_2_until_a_second_person_approves() {
-    use super::quorum::{ask_delete, start, BOB_APPROVER, DANA_APPROVER};
+    use super::quorum::{ask_delete, start, ALICE_APPROVER, BOB_APPROVER, DANA_APPROVER};
     let setup = start(serde_json::json!({})).await;
     let gateway = &setup.gateway;
     let driver = Driver::start().await;
@@ -239,6 +240,27 @@ async fn i35_the_console_card_shows_1_of_2_until_a_second_person_approves() {
     );
     assert!(counted.contains("bob approved at"), "{counted}");
     assert_eq!(gateway.tool_calls("delete_files").await, 0, "held");
+
+    // Alice, the person behind the asking agent, may not approve it: the console refuses her
+    // click with the policy's reason and counts nothing.
+    let alice = driver
+        .browser(&profiles.path().join("alice"), 1100, 900)
+        .await;
+    sign_in(&alice, &base, ALICE_APPROVER).await;
+    alice
+        .goto(&format!("{base}/console/approvals/{id}"))
+        .await
+        .unwrap();
+    click(&alice, "button.approve", "p.error").await;
+    let refused = text(&alice).await;
+    assert!(refused.contains("separation of duties"), "{refused}");
+    alice
+        .goto(&format!("{base}/console/approvals/{id}"))
+        .await
+        .unwrap();
+    let still = text(&alice).await;
+    assert!(still.contains("1 of 2 approvals"), "not counted: {still}");
+    alice.close().await.unwrap();
 
     let dana = driver
         .browser(&profiles.path().join("dana"), 1100, 900)

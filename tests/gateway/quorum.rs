@@ -13,7 +13,7 @@ use super::console::Browser;
 use super::harness::{main_session, Gateway, Reply};
 
 pub(super) const ALICE_AGENT: &str = "alice-agent-token-0123456789abcdef0123";
-const ALICE_APPROVER: &str = "alice-approver-token-0123456789abcdef0123";
+pub(super) const ALICE_APPROVER: &str = "alice-approver-token-0123456789abcdef0123";
 pub(super) const BOB_APPROVER: &str = "bob-approver-token-0123456789abcdef0123";
 pub(super) const DANA_APPROVER: &str = "dana-approver-token-0123456789abcdef0123";
 const CAROL_APPROVER: &str = "carol-approver-token-0123456789abcdef0123";

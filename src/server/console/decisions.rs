@@ -1,6 +1,6 @@
 //! server::console::decisions: recent decisions from the decision log, for approvers — filtered
 //! by outcome, session, project and policy id, each with its reason, its policies and the
-//! Cedar requests re-derived from the logged facts. Reads the newest log files only, up to a
+//! Cedar requests re-derived from the logged facts; and approval fatigue (`fatigue_list`). Reads the newest log files only, up to a
 //! byte bound, off the request's thread; it never writes.
 
 use std::path::{Path, PathBuf};
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use maud::{html, Markup};
 use serde::Deserialize;
 
+use crate::audit::fatigue::AskGroup;
 use crate::audit::query::{tail, RecordFilter};
 use crate::audit::reader::read_file;
 use crate::audit::record::{DecisionRecord, Verdict};
@@ -58,6 +59,16 @@ impl DecisionQuery {
 
 /// The newest decisions of the log in `dir` that pass `filter`, newest first.
 pub fn recent(dir: &Path, filter: &RecordFilter) -> Result<Vec<DecisionRecord>, String> {
+    let records = newest(dir)?;
+    Ok(tail(&records, filter, SHOWN)
+        .into_iter()
+        .rev()
+        .cloned()
+        .collect())
+}
+
+/// The records of the newest log files in `dir`, up to `READ_BYTES`, in log order.
+pub fn newest(dir: &Path) -> Result<Vec<Record>, String> {
     let files = log_files(&[dir.to_path_buf()]).map_err(|error| error.to_string())?;
     let mut chosen: Vec<PathBuf> = Vec::new();
     let mut bytes = 0u64;
@@ -68,7 +79,7 @@ pub fn recent(dir: &Path, filter: &RecordFilter) -> Result<Vec<DecisionRecord>, 
             break;
         }
     }
-    let records: Vec<Record> = chosen
+    Ok(chosen
         .iter()
         .rev()
         .flat_map(|file| read_file(file))
@@ -76,12 +87,39 @@ pub fn recent(dir: &Path, filter: &RecordFilter) -> Result<Vec<DecisionRecord>, 
             LogLine::Record(record) => Some(record),
             LogLine::Problem(_) => None,
         })
-        .collect();
-    Ok(tail(&records, filter, SHOWN)
-        .into_iter()
-        .rev()
-        .cloned()
         .collect())
+}
+
+/// Approval fatigue (issue 35 §4): each kind of ask in the newest log files, how it ended,
+/// who approved it, and the suggestion for one approved every time (at least `min` times).
+pub fn fatigue_list(groups: &[AskGroup], min: usize) -> Markup {
+    html! {
+        p { "From the newest decision log files: each kind of ask, how it ended and who approved it. "
+            "A kind approved every time (at least " (min) " approvals, none refused) says what would stop it asking. "
+            "The same from the command line: " code { "askgate approvals stats LOG" } "." }
+        @if groups.is_empty() { p.empty { "No ask in the log." } }
+        @for group in groups {
+            section.approval.fatigue data-operation=(group.asked.operation) data-every-time=(group.approved_every_time(min)) {
+                div.card-head {
+                    span.kind { (shown(&group.asked.card)) }
+                    span.status {
+                        (shown(&group.asked.tool)) " " (shown(&group.asked.operation))
+                        @if let Some(project) = &group.asked.project { " on " (shown(project)) }
+                    }
+                }
+                dl.who {
+                    dt { "Asks" } dd.counts {
+                        (group.asks) " asked: " (group.approved) " approved, " (group.refused) " refused, "
+                        (group.unanswered) " unanswered, " (group.open) " open"
+                    }
+                    dt { "Approved by" } dd { (shown(&group.approvers_line())) }
+                    dt { "Asked by policies" } dd { code { (shown(&group.asked.policies.join(", "))) } }
+                    dt { "Between" } dd { (shown(&group.first)) " and " (shown(&group.last)) }
+                }
+                @if let Some(suggestion) = &group.suggestion { p.suggestion { (shown(suggestion)) } }
+            }
+        }
+    }
 }
 
 /// The filter form and the decisions.

@@ -29,6 +29,7 @@ fn layout(title: &str, session: Option<&ConsoleSession>, body: Markup) -> Markup
                             a href="/console" { "Pending" }
                             a href="/console/history" { "History" }
                             a href="/console/decisions" { "Decisions" }
+                            a href="/console/fatigue" { "Fatigue" }
                             span.who { "Signed in as " (shown(&session.principal)) }
                             form method="post" action="/console/sign-out" {
                                 input type="hidden" name="csrf" value=(session.csrf);
@@ -165,6 +166,21 @@ pub fn decisions(session: &ConsoleSession, body: Result<Markup, &str>) -> Markup
         Some(session),
         html! {
             h1 { "Recent decisions" }
+            @match body {
+                Ok(body) => (body),
+                Err(text) => p.empty { (text) },
+            }
+        },
+    )
+}
+
+/// Approval fatigue: which asks are approved every time (issue 35 §4).
+pub fn fatigue(session: &ConsoleSession, body: Result<Markup, &str>) -> Markup {
+    layout(
+        "Approval fatigue",
+        Some(session),
+        html! {
+            h1 { "Approval fatigue" }
             @match body {
                 Ok(body) => (body),
                 Err(text) => p.empty { (text) },
