@@ -235,3 +235,99 @@ async fn i35_six_approvers_racing_on_a_quorum_of_two_never_run_it_twice() {
         .count();
     assert_eq!((approved, voted), (2, 1), "{actions:?}");
 }
+
+/// Issue 35 §1 across a fleet: who may answer is decided the same on every replica. With the
+/// owners rule docs/admins.md shows in the shared policies, the asking agent's own person
+/// (separation of duties) and a non-owner are refused on either replica and nothing counts;
+/// two owners approving on different replicas complete the quorum of two, and it runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i35_eligibility_holds_on_both_replicas_and_two_owners_complete_the_quorum() {
+    let database = Database::fresh("quorum_eligibility").await;
+    let root = tempfile::tempdir().unwrap();
+    let policies = quorum_policies(root.path());
+    let approving = policies.join("approving");
+    std::fs::create_dir_all(&approving).unwrap();
+    std::fs::write(
+        approving.join("owners.cedar"),
+        crate::support::documented_rule("org.deletes-by-owners"),
+    )
+    .unwrap();
+    let owners = ["erin", "frank"];
+    let mut callers = vec![
+        json!({"token": AGENT, "role": "agent", "principal": "alice"}),
+        json!({"token": token("alice"), "role": "approver", "principal": "alice", "groups": ["owners"]}),
+    ];
+    callers.extend(APPROVERS.iter().map(|approver| {
+        let groups: Vec<&str> = if owners.contains(approver) { vec!["owners"] } else { vec![] };
+        json!({"token": token(approver), "role": "approver", "principal": approver, "groups": groups})
+    }));
+    let config = root.path().join("askgate.json");
+    std::fs::write(&config, json!({ "callers": callers }).to_string()).unwrap();
+    let extra = ["--config", config.to_str().unwrap()];
+    let (a, b) = tokio::join!(
+        Replica::start_with("a", root.path(), &database.url, &policies, &extra),
+        Replica::start_with("b", root.path(), &database.url, &policies, &extra),
+    );
+    let id = ask_delete(&a).await;
+    let before = [
+        a.sandbox_projects_requests().await,
+        b.sandbox_projects_requests().await,
+    ];
+    for (replica, approver, reason) in [
+        (&b, "alice", "separation of duties"),
+        (&a, "alice", "separation of duties"),
+        (&b, "bob", "destructive deletes are approved only by owners"),
+        (
+            &a,
+            "dana",
+            "destructive deletes are approved only by owners",
+        ),
+    ] {
+        let refused = approve(replica, &id, approver).await;
+        assert_eq!(
+            refused.status, 403,
+            "{approver} on {}: {}",
+            replica.name, refused.body
+        );
+        let text = refused.body["error"]["message"].to_string();
+        assert!(
+            text.contains(reason),
+            "{approver} on {}: {text}",
+            replica.name
+        );
+    }
+    let view = a
+        .send(
+            reqwest::Method::GET,
+            &format!("/v1/approvals/{id}"),
+            Some(AGENT),
+            None,
+        )
+        .await;
+    assert_eq!(view.body["status"], "pending", "{}", view.body);
+    assert_eq!(
+        view.body["votes"],
+        json!([]),
+        "nothing counted: {}",
+        view.body
+    );
+
+    let (on_a, on_b) = tokio::join!(approve(&a, &id, "erin"), approve(&b, &id, "frank"));
+    assert!(
+        [on_a.status, on_b.status]
+            .iter()
+            .all(|status| [200, 202].contains(status)),
+        "both owners count: A {} B {}",
+        on_a.body,
+        on_b.body
+    );
+    let view = ended(&a, &id).await;
+    assert_eq!(view["status"], "completed", "{view}");
+    assert_eq!(voters(&view), ["erin", "frank"], "{view}");
+    let after = [
+        a.sandbox_projects_requests().await,
+        b.sandbox_projects_requests().await,
+    ];
+    let ran = (0..2).filter(|n| after[*n] > before[*n]).count();
+    assert_eq!(ran, 1, "one replica ran it");
+}
