@@ -3,8 +3,9 @@
 //! all zero for a caller that did nothing and in every record written before the counts
 //! existed). Per principal: calls, writes, deleted paths and asks in sliding windows of a
 //! minute (60 one-second buckets), an hour (60 one-minute buckets) and a day (24 one-hour
-//! buckets), and the last calls' shapes for "identical in the last minute". Bounded: at most [`MAX_PRINCIPALS`] principals (the one
-//! idle longest is forgotten first) and [`RECENT`] shapes each. One process's counts: a fleet's
+//! buckets, the four counters sharing each bucket), and the last calls' shapes for "identical in
+//! the last minute". Bounded: at most [`MAX_PRINCIPALS`] principals (at the cap the idlest
+//! [`FORGET`] are forgotten in one pass) and [`RECENT`] shapes each. One process's counts: a fleet's
 //! replicas each count their own calls (docs/operators.md). Reads no clock: time is passed in.
 
 use std::collections::VecDeque;
@@ -53,85 +54,94 @@ impl UsageFacts {
 
 /// Principals counted at once.
 pub const MAX_PRINCIPALS: usize = 100_000;
+/// Principals forgotten at once when the cap is reached (the idlest first).
+pub const FORGET: usize = MAX_PRINCIPALS / 16;
 /// Call shapes remembered per principal for `identical_minute`.
 pub const RECENT: usize = 64;
 
-/// One counter in buckets of `width` seconds; `slots` buckets make its window.
+/// The counters kept per bucket: calls, writes, deleted paths, asks.
+const KINDS: usize = 4;
+const CALLS: usize = 0;
+const WRITES: usize = 1;
+const DELETES: usize = 2;
+const ASKS: usize = 3;
+
+/// The counters of one time scale in buckets of `width` seconds; `SLOTS` buckets make its
+/// window. The four counters share their buckets' numbers (24 bytes a bucket).
 #[derive(Debug, Clone)]
-struct Window<const SLOTS: usize> {
+struct Scale<const SLOTS: usize> {
     width: i64,
-    /// `(bucket number, count)` per slot.
-    slots: [(i64, i64); SLOTS],
+    /// Each slot's bucket number (`i64::MIN`: never used).
+    buckets: [i64; SLOTS],
+    counts: [[u32; KINDS]; SLOTS],
 }
 
-impl<const SLOTS: usize> Window<SLOTS> {
+impl<const SLOTS: usize> Scale<SLOTS> {
     fn new(width: i64) -> Self {
         Self {
             width,
-            slots: [(i64::MIN, 0); SLOTS],
+            buckets: [i64::MIN; SLOTS],
+            counts: [[0; KINDS]; SLOTS],
         }
     }
 
-    fn add(&mut self, now: i64, amount: i64) {
+    fn add(&mut self, now: i64, amounts: [u32; KINDS]) {
         let bucket = now.div_euclid(self.width);
         let index = usize::try_from(bucket.rem_euclid(SLOTS as i64)).unwrap_or(0);
-        let Some(slot) = self.slots.get_mut(index) else {
+        let (Some(number), Some(counts)) =
+            (self.buckets.get_mut(index), self.counts.get_mut(index))
+        else {
             return;
         };
-        if slot.0 != bucket {
-            *slot = (bucket, 0);
+        if *number != bucket {
+            *number = bucket;
+            *counts = [0; KINDS];
         }
-        slot.1 = slot.1.saturating_add(amount);
+        for (count, amount) in counts.iter_mut().zip(amounts) {
+            *count = count.saturating_add(amount);
+        }
     }
 
-    /// The total of the buckets within the window ending at `now`.
-    fn total(&self, now: i64) -> i64 {
+    /// Counter `kind`'s total over the buckets within the window ending at `now`.
+    fn total(&self, now: i64, kind: usize) -> i64 {
         let bucket = now.div_euclid(self.width);
         let oldest = bucket - (SLOTS as i64 - 1);
-        self.slots
+        self.buckets
             .iter()
-            .filter(|(number, _)| (oldest..=bucket).contains(number))
-            .map(|(_, count)| count)
+            .zip(&self.counts)
+            .filter(|(number, _)| (oldest..=bucket).contains(*number))
+            .map(|(_, counts)| i64::from(counts.get(kind).copied().unwrap_or(0)))
             .sum()
-    }
-}
-
-/// Minute, hour and day windows of one counter.
-#[derive(Debug, Clone)]
-struct Windows {
-    minute: Window<60>,
-    hour: Window<60>,
-    day: Window<24>,
-}
-
-impl Windows {
-    fn new() -> Self {
-        Self {
-            minute: Window::new(1),
-            hour: Window::new(60),
-            day: Window::new(3_600),
-        }
-    }
-
-    fn add(&mut self, now: i64, amount: i64) {
-        if amount == 0 {
-            return;
-        }
-        self.minute.add(now, amount);
-        self.hour.add(now, amount);
-        self.day.add(now, amount);
     }
 }
 
 #[derive(Debug)]
 struct Counts {
-    calls: Windows,
-    writes: Windows,
-    deletes: Windows,
-    asks: Windows,
+    /// 60 one-second buckets, 60 one-minute buckets, 24 one-hour buckets.
+    minute: Scale<60>,
+    hour: Scale<60>,
+    day: Scale<24>,
     /// `(second, shape)` of the last calls, newest last.
     recent: VecDeque<(i64, u64)>,
     last_seen: i64,
+}
+
+impl Counts {
+    fn new(now: i64) -> Self {
+        Self {
+            minute: Scale::new(1),
+            hour: Scale::new(60),
+            day: Scale::new(3_600),
+            recent: VecDeque::new(),
+            last_seen: now,
+        }
+    }
+
+    fn add(&mut self, now: i64, amounts: [u32; KINDS]) {
+        self.minute.add(now, amounts);
+        self.hour.add(now, amounts);
+        self.day.add(now, amounts);
+    }
 }
 
 /// What one decided call adds to its principal's counts.
@@ -173,13 +183,13 @@ impl Usage {
             .filter(|(second, seen)| *seen == shape && now - second < 60)
             .count();
         UsageFacts {
-            calls_minute: counts.calls.minute.total(now),
-            calls_hour: counts.calls.hour.total(now),
-            calls_day: counts.calls.day.total(now),
-            writes_hour: counts.writes.hour.total(now),
-            writes_day: counts.writes.day.total(now),
-            deletes_day: counts.deletes.day.total(now),
-            asks_hour: counts.asks.hour.total(now),
+            calls_minute: counts.minute.total(now, CALLS),
+            calls_hour: counts.hour.total(now, CALLS),
+            calls_day: counts.day.total(now, CALLS),
+            writes_hour: counts.hour.total(now, WRITES),
+            writes_day: counts.day.total(now, WRITES),
+            deletes_day: counts.day.total(now, DELETES),
+            asks_hour: counts.hour.total(now, ASKS),
             identical_minute: i64::try_from(identical).unwrap_or(i64::MAX),
             ..UsageFacts::default()
         }
@@ -193,23 +203,15 @@ impl Usage {
         let entry = self
             .by_principal
             .entry(principal.to_string())
-            .or_insert_with(|| {
-                Mutex::new(Counts {
-                    calls: Windows::new(),
-                    writes: Windows::new(),
-                    deletes: Windows::new(),
-                    asks: Windows::new(),
-                    recent: VecDeque::with_capacity(RECENT),
-                    last_seen: now,
-                })
-            });
+            .or_insert_with(|| Mutex::new(Counts::new(now)));
         let Ok(mut counts) = entry.lock() else {
             return;
         };
-        counts.calls.add(now, 1);
-        counts.writes.add(now, i64::from(call.writes));
-        counts.deletes.add(now, call.deleted_paths);
-        counts.asks.add(now, i64::from(call.asked));
+        let deleted = u32::try_from(call.deleted_paths.max(0)).unwrap_or(u32::MAX);
+        counts.add(
+            now,
+            [1, u32::from(call.writes), deleted, u32::from(call.asked)],
+        );
         if counts.recent.len() == RECENT {
             counts.recent.pop_front();
         }
@@ -225,17 +227,24 @@ impl Usage {
         self.by_principal.is_empty()
     }
 
+    /// At the cap: forgets the idlest [`FORGET`] principals in one pass, so a flood of new
+    /// principals costs one scan per `FORGET` of them, not one per call.
     fn forget_idlest(&self) {
-        let idlest = self
+        let mut seen: Vec<(i64, String)> = self
             .by_principal
             .iter()
             .filter_map(|entry| {
                 let seen = entry.value().lock().ok()?.last_seen;
                 Some((seen, entry.key().clone()))
             })
-            .min();
-        if let Some((_, principal)) = idlest {
-            self.by_principal.remove(&principal);
+            .collect();
+        let forget = FORGET.min(seen.len());
+        if forget == 0 {
+            return;
+        }
+        seen.select_nth_unstable(forget - 1);
+        for (_, principal) in seen.iter().take(forget) {
+            self.by_principal.remove(principal);
         }
     }
 }
