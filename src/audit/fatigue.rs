@@ -8,6 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
 
 use super::record::{ApprovalAction, Record, Verdict};
 use crate::authz::ApprovalKind;
@@ -75,9 +77,10 @@ struct Ending {
     approvers: BTreeSet<String>,
 }
 
-/// The groups of asks in `records` (decided at or after `since`, RFC 3339, when given), most
-/// approvals first; a group approved every time at least `min` times carries a suggestion.
-pub fn fatigue(records: &[Record], since: Option<&str>, min: usize) -> Vec<AskGroup> {
+/// The groups of asks in `records` (decided at or after `since`, when given: a record whose
+/// time cannot be read is then left out), most approvals first; a group approved every time
+/// at least `min` times carries a suggestion.
+pub fn fatigue(records: &[Record], since: Option<OffsetDateTime>, min: usize) -> Vec<AskGroup> {
     // Each approval's records in log order: its first names the ask's decision; any later
     // decision it names is a re-decision (not an ask of its own).
     let mut ask_of: HashMap<&str, &str> = HashMap::new();
@@ -112,7 +115,10 @@ pub fn fatigue(records: &[Record], since: Option<&str>, min: usize) -> Vec<AskGr
         };
         let is_ask =
             decision.decision == Verdict::Ask && !redecisions.contains(decision.id.as_str());
-        if !is_ask || since.is_some_and(|since| decision.time.as_str() < since) {
+        let before_since = since.is_some_and(|since| {
+            OffsetDateTime::parse(&decision.time, &Rfc3339).map_or(true, |time| time < since)
+        });
+        if !is_ask || before_since {
             continue;
         }
         let mut policies = decision.policies.clone();
@@ -202,5 +208,67 @@ fn suggestion(group: &AskGroup) -> String {
             asked.operation,
             asked.policies.join(", ")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::record::{ApprovalRecord, DecisionRecord};
+
+    /// An ask of the committed v2 fixture, given `id` and `time`.
+    fn ask(id: &str, time: &str) -> Record {
+        let fixture = include_str!("../../tests/fixtures/log-v2/corpus/decisions-000001.jsonl");
+        let line = fixture
+            .lines()
+            .find(|line| line.contains(r#""decision":"ask""#))
+            .unwrap_or_default();
+        let mut record: DecisionRecord =
+            serde_json::from_str(line).unwrap_or_else(|error| panic!("{error}"));
+        record.id = id.to_string();
+        record.time = time.to_string();
+        Record::Decision(Box::new(record))
+    }
+
+    fn answer(decision: &str, approval: &str, action: ApprovalAction, by: &str) -> Record {
+        Record::Approval(ApprovalRecord {
+            v: crate::audit::record::Version::CURRENT,
+            kind: Default::default(),
+            id: format!("{decision}-{by}"),
+            time: "2026-12-06T10:00:09.000Z".to_string(),
+            decision_id: decision.to_string(),
+            approval_id: approval.to_string(),
+            action,
+            by: by.to_string(),
+            note: None,
+            call: None,
+        })
+    }
+
+    /// `--since` compares times, not text: a record at 10:00:00.123Z is after 10:00:00Z (as
+    /// text, `.` sorts before `Z`), and an offset is honoured.
+    #[test]
+    fn since_compares_times_and_a_redecision_is_no_ask_of_its_own() {
+        let records = vec![
+            ask("d1", "2026-12-06T10:00:00.123Z"),
+            answer("d1", "ap1", ApprovalAction::Voted, "bob"),
+            answer("d1", "ap1", ApprovalAction::Approved, "dana"),
+            ask("d2", "2026-12-06T10:00:01.000Z"),
+            answer("d2", "ap1", ApprovalAction::Approved, "dana"),
+            ask("d0", "2026-12-06T09:59:59.999Z"),
+        ];
+        let since = OffsetDateTime::parse("2026-12-06T11:00:00+01:00", &Rfc3339).ok();
+        let groups = fatigue(&records, since, 1);
+        assert_eq!(groups.len(), 1, "{groups:?}");
+        let group = &groups[0];
+        assert_eq!(
+            (group.asks, group.approved, group.open),
+            (1, 1, 0),
+            "{group:?}"
+        );
+        assert_eq!(group.approvers_line(), "bob 1, dana 1");
+        assert!(group.suggestion.is_some());
+        let all = fatigue(&records, None, 1);
+        assert_eq!((all[0].asks, all[0].open), (2, 1), "{all:?}");
     }
 }

@@ -183,6 +183,6 @@ fn parse_verdict(value: &str) -> Result<Verdict, String> {
         .ok_or_else(|| format!("`{value}` is not a decision: use allow, ask or deny"))
 }
 
-fn parse_time(value: &str) -> Result<OffsetDateTime, String> {
+pub(super) fn parse_time(value: &str) -> Result<OffsetDateTime, String> {
     OffsetDateTime::parse(value, &Rfc3339).map_err(|_| format!("`{value}` is not an RFC 3339 time"))
 }

@@ -81,10 +81,15 @@ async fn approve(replica: &Replica, id: &str, approver: &str) -> Reply {
 
 /// The approval once ended (waits up to 30 s).
 async fn ended(replica: &Replica, id: &str) -> Value {
+    seen(replica, id, "30s").await
+}
+
+/// The approval as the asking agent reads it, waiting up to `wait` for it to end.
+async fn seen(replica: &Replica, id: &str, wait: &str) -> Value {
     let reply = replica
         .send(
             reqwest::Method::GET,
-            &format!("/v1/approvals/{id}?wait=30s"),
+            &format!("/v1/approvals/{id}?wait={wait}"),
             Some(AGENT),
             None,
         )
@@ -296,21 +301,9 @@ async fn i35_eligibility_holds_on_both_replicas_and_two_owners_complete_the_quor
             replica.name
         );
     }
-    let view = a
-        .send(
-            reqwest::Method::GET,
-            &format!("/v1/approvals/{id}"),
-            Some(AGENT),
-            None,
-        )
-        .await;
-    assert_eq!(view.body["status"], "pending", "{}", view.body);
-    assert_eq!(
-        view.body["votes"],
-        json!([]),
-        "nothing counted: {}",
-        view.body
-    );
+    let view = seen(&a, &id, "0s").await;
+    assert_eq!(view["status"], "pending", "{view}");
+    assert_eq!(view["votes"], json!([]), "nothing counted: {view}");
 
     let (on_a, on_b) = tokio::join!(approve(&a, &id, "erin"), approve(&b, &id, "frank"));
     assert!(

@@ -18,8 +18,8 @@ pub struct StatsArgs {
     #[arg(required = true, value_name = "LOG")]
     pub logs: Vec<PathBuf>,
     /// Only asks decided at or after this RFC 3339 time.
-    #[arg(long)]
-    pub since: Option<String>,
+    #[arg(long, value_parser = super::super::log::parse_time)]
+    pub since: Option<time::OffsetDateTime>,
     /// A kind of ask is "approved every time" once approved at least this often, never refused.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub min: u64,
@@ -28,7 +28,7 @@ pub struct StatsArgs {
 pub fn run(args: &StatsArgs, json: bool) -> u8 {
     with_records(&args.logs, |records| {
         let min = usize::try_from(args.min).unwrap_or(usize::MAX);
-        let groups = fatigue(records, args.since.as_deref(), min);
+        let groups = fatigue(records, args.since, min);
         if json {
             let value = serde_json::json!({"min": args.min, "groups": groups});
             println!(
