@@ -16,6 +16,8 @@
 //!   the symbolic compiler and `cvc5` (async, spawns the solver; apart from the pure core).
 //! - [`executor`]: the thin upstream client (Design MCP, Projects routes) run after a decision.
 //! - [`server`]: `askgate serve`, the HTTP service (decide → execute / hold / refuse).
+//! - [`trace`]: the spans askgate exports over OpenTelemetry and the W3C trace context they
+//!   carry in from callers and out to the upstream.
 //! - [`sandbox`]: a real HTTP fake of claude.ai for tests, demos and the default `serve`.
 //! - [`scenario`]: the JSON scenario format of `check`, `test` and the corpus.
 //! - [`cli`]: the `askgate` subcommands (adapters over the layers above).
@@ -35,3 +37,4 @@ pub mod server;
 pub mod sources;
 pub mod state;
 pub mod store;
+pub mod trace;

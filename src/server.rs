@@ -11,7 +11,8 @@
 //! `approving` (what an ask becomes: holding the call, the approver's answer, the sweeper; the
 //! books themselves are `store::approvals`), `account` (per-account and per-session state over
 //! the store), `journal` (writing the decision log), `notify` (the approval webhook),
-//! `present` (approvals and untrusted text as a person reads them), `reload` (rebuilding policy sets), `metrics`, `caller` (bearer
+//! `present` (approvals and untrusted text as a person reads them), `policies` (the policy sets
+//! in force, one generation), `reload` (rebuilding them), `metrics`, `caller` (bearer
 //! tokens and roles), `wire` (bodies), `clock`, `error`. The features: `routes` (the HTTP
 //! API), `hook` (Claude Code's `PreToolUse` hook, tightening only), `mcp` (the MCP front door
 //! at `/mcp`), `console` (the approvers' web page at `/console`), `admin` (`/healthz`,
@@ -42,6 +43,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod notify;
 pub mod observe;
+pub mod policies;
 pub mod prepared;
 pub mod present;
 pub mod reload;

@@ -15,3 +15,4 @@ mod replicas;
 mod shared;
 mod trust;
 mod upgrade;
+mod usage;

@@ -31,6 +31,7 @@ mod mcp;
 pub mod mcp_client;
 mod mcp_fast;
 mod nulls;
+mod otel;
 mod plans;
 mod projects;
 mod quorum;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first; a module may import its own layer and those below it.
 const LAYERS: &[&[&str]] = &[
-    &["paths", "identity", "call", "sandbox"],
+    &["paths", "identity", "call", "sandbox", "trace"],
     &["state", "authz"],
     &["facts", "sources"],
     &["audit", "executor", "scenario"],
@@ -177,6 +177,7 @@ const SERVER_LAYERS: &[&[&str]] = &[
         "account",
         "attest",
         "reload",
+        "policies",
         "present",
         "caller",
         "wire",

@@ -96,3 +96,4 @@ pub mod browser;
 pub mod claude_code;
 pub mod fake_messages;
 pub mod oidc;
+pub mod otlp;

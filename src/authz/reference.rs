@@ -23,7 +23,7 @@ pub(crate) trait Whole {
 
 impl Whole for CallContext {
     /// The record form leaves out a person's empty groups and email, zero usage (and a rate
-    /// not limited), and an empty
+    /// not limited, and counts known), and an empty
     /// client, `act` chain and scopes (records
     /// and snapshots of callers without them read as before); the whole form names every
     /// attribute.
@@ -48,6 +48,7 @@ impl Whole for CallContext {
                 "retry_after_seconds".into(),
                 Value::from(self.caller.usage.retry_after_seconds),
             );
+            usage.insert("known".into(), Value::Bool(self.caller.usage.known));
         }
         caller.insert("usage".into(), usage);
         caller.insert("client".into(), Value::String(self.caller.client.clone()));

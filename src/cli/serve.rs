@@ -8,6 +8,7 @@ use clap::Args;
 use super::{EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, EXIT_POLICIES};
 use crate::server::boot::{boot, system_clock, BootError};
 use crate::server::config::{Config, RawConfig, DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN};
+use crate::server::telemetry::Exporting;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -57,7 +58,6 @@ pub fn run(args: &ServeArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    config.logging.install();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // Cedar's evaluator refuses to recurse with less than 100 KiB of stack left: 8 MiB
@@ -71,7 +71,26 @@ pub fn run(args: &ServeArgs) -> u8 {
             return EXIT_FAILED;
         }
     };
-    runtime.block_on(serve(config, args.watch_seconds))
+    let exporting = match config
+        .telemetry
+        .export(|name| std::env::var(name).ok())
+        .and_then(|export| {
+            export
+                .map(|export| Exporting::start(&export, runtime.handle().clone()))
+                .transpose()
+        }) {
+        Ok(exporting) => exporting,
+        Err(message) => {
+            eprintln!("askgate: {message}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    config.logging.install_with(exporting.as_ref());
+    let code = runtime.block_on(serve(config, args.watch_seconds, exporting.as_ref()));
+    if let Some(exporting) = exporting {
+        exporting.shutdown();
+    }
+    code
 }
 
 fn configuration(args: &ServeArgs) -> Result<Config, String> {
@@ -96,7 +115,7 @@ fn configuration(args: &ServeArgs) -> Result<Config, String> {
         .map_err(|error| error.to_string())
 }
 
-async fn serve(config: Config, watch_seconds: u64) -> u8 {
+async fn serve(config: Config, watch_seconds: u64, exporting: Option<&Exporting>) -> u8 {
     let booted = match boot(&config, system_clock()).await {
         Ok(booted) => booted,
         Err(BootError::Policies(error)) => {
@@ -118,6 +137,9 @@ async fn serve(config: Config, watch_seconds: u64) -> u8 {
         }
     };
     announce(&config, &booted, &listeners);
+    if let Some(exporting) = exporting {
+        crate::server::admin::push_metrics(exporting, booted.state.pipeline.clone()).await;
+    }
     crate::server::admin::spawn_sighup(booted.state.pipeline.clone());
     if watch_seconds > 0 {
         crate::server::admin::spawn_watcher(
@@ -198,7 +220,7 @@ fn bind(config: &Config) -> Result<Listeners, String> {
 /// Says where the service listens (the bound addresses, so `--listen 127.0.0.1:0` says which
 /// port it got) and what it serves.
 fn announce(config: &Config, booted: &crate::server::boot::Booted, listeners: &Listeners) {
-    let snapshot = booted.state.inner().snapshot.load();
+    let snapshot = booted.state.inner().policies.live();
     let listen = Listeners::address(&listeners.main, config.listen);
     println!("askgate listening on http://{listen}");
     let sign_in = match &config.console_oidc {

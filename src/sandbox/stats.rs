@@ -1,8 +1,9 @@
-//! sandbox::stats: request counters and `GET /_sandbox/stats`. It only counts; it must never
-//! change how a request is answered.
+//! sandbox::stats: request counters, `GET /_sandbox/stats` and the span of a traced request.
+//! It only counts and draws; it must never change how a request is answered.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use tracing::Instrument;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -66,7 +67,14 @@ pub async fn count(State(shared): State<SharedState>, request: Request, next: Ne
     if !request.uri().path().starts_with("/_sandbox/") {
         shared.counters.requests.increment();
     }
-    next.run(request).await
+    // A request that carried a W3C `traceparent` joins its caller's trace, as a real upstream
+    // would (what shows, in a test's trace, that askgate sent it).
+    let span = crate::trace::upstream_server_span(
+        request.method().as_str(),
+        request.uri().path(),
+        request.headers(),
+    );
+    next.run(request).instrument(span).await
 }
 
 pub fn snapshot(shared: &Shared) -> serde_json::Value {

@@ -1,6 +1,7 @@
 //! server::admin: the operator's side of the service — `/healthz` (also the only route of a
 //! connection past the cap and of the separate health listener), `/metrics`, `/v1/admin/reload`,
-//! and the reloads that a changed policy directory or `SIGHUP` start.
+//! and the reloads that a changed policy directory or `SIGHUP` start; `/metrics`' text is also
+//! what is pushed as OTLP metrics when export is on.
 
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ use super::error::ApiError;
 use super::gateway::Pipeline;
 use super::intake::Approver;
 use super::journal::LogHealth;
+use super::telemetry::push;
 
 /// The operator's state beside the pipeline.
 #[derive(Clone)]
@@ -78,16 +80,15 @@ async fn log_key(State(admin): State<AdminState>) -> axum::response::Response {
 
 pub async fn healthz(State(admin): State<AdminState>) -> Json<Value> {
     let state = &admin.pipeline;
-    let snapshot = state.inner().snapshot.load();
+    let generation = state.inner().policies.current();
+    let snapshot = &generation.live;
     let reload = state
         .inner()
         .reloader
         .as_ref()
         .map(|reloader| json!(reloader.status()));
-    let shadow = state
-        .inner()
+    let shadow = generation
         .shadow
-        .load()
         .as_ref()
         .map(|shadow| shadow.hash().to_string());
     let log = state.inner().journal.health(state.inner().clock.now());
@@ -129,6 +130,19 @@ pub async fn metrics(
     if let Some(expected) = &admin.metrics_token {
         super::caller::require_token(&headers, expected)?;
     }
+    let text = metrics_text(state).await;
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        text,
+    ))
+}
+
+/// `/metrics`' text: the pipeline's metrics and what this reading asks of the others (also
+/// what is pushed as OTLP metrics, `telemetry::push`).
+pub async fn metrics_text(state: &Pipeline) -> String {
     let pending = state
         .inner()
         .approvals
@@ -137,14 +151,25 @@ pub async fn metrics(
     let mut scraped =
         super::metrics::scraped::registry(pending, &state.inner().notifier.deliveries);
     state.inner().journal.scraped(&mut scraped);
-    let text = state.inner().metrics.render(&scraped);
-    Ok((
-        [(
-            axum::http::header::CONTENT_TYPE,
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        )],
-        text,
-    ))
+    state.inner().metrics.render(&scraped)
+}
+
+/// Pushes `pipeline`'s `/metrics` as OTLP metrics when `exporting` exports them: read now,
+/// then every [`push::REFRESH`] for as long as the runtime runs.
+pub async fn push_metrics(exporting: &super::telemetry::Exporting, pipeline: Pipeline) {
+    let Some(meters) = &exporting.meters else {
+        return;
+    };
+    let first = metrics_text(&pipeline).await;
+    let mut pushed = push::Push::start(meters, push::Reading::parse(&first));
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(push::REFRESH);
+        loop {
+            every.tick().await;
+            let text = metrics_text(&pipeline).await;
+            pushed.update(push::Reading::parse(&text));
+        }
+    });
 }
 
 /// Polls the directories every `every` and reloads when their fingerprint changes.

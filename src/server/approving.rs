@@ -17,6 +17,7 @@ mod work;
 
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
+use tracing::Instrument;
 
 use super::caller::Caller;
 use super::error::ApiError;
@@ -78,6 +79,7 @@ impl Pipeline {
             session: prepared.session,
             call: prepared.call,
             kinds,
+            trace: crate::trace::traceparent(),
         };
         let created = inner
             .approvals
@@ -85,6 +87,8 @@ impl Pipeline {
             .await;
         match created {
             Ok(view) => {
+                tracing::Span::current().record("askgate.approval.id", view.id.as_str());
+                inner.metrics.approval_asked(view.card.kind().as_str());
                 inner.notifier.approval_held(&view, now);
                 Ok(Handled::Asked {
                     decision,
@@ -128,7 +132,9 @@ impl Pipeline {
         let (started, ready) = oneshot::channel();
         let client = claim.client;
         let work = work::Work::new(self.clone(), caller.principal.clone(), note, &claim);
-        tokio::spawn(work.run(claim, started));
+        let release = crate::trace::release_span(id);
+        crate::trace::link(&release, claim.call.trace.as_deref());
+        tokio::spawn(work.run(claim, started).instrument(release));
         if client == ClientWait::NotYet {
             // Nothing runs until the asking client is back (A16): the approver is answered at
             // once, the approval `running` with its client `not_yet`.

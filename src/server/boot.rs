@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
 use futures_util::future::BoxFuture;
 
 use super::account::Account;
@@ -242,14 +241,25 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
             )
         }
     };
+    let policies = Arc::new(super::policies::Policies::new(
+        super::policies::Generation {
+            live: Arc::new(snapshot),
+            hook: Arc::new(hook_snapshot),
+            shadow: shadow.map(Arc::new),
+            approving: Arc::new(approving),
+        },
+    ));
     let inner = Inner {
-        snapshot: ArcSwap::from_pointee(snapshot),
-        hook_snapshot: ArcSwap::from_pointee(hook_snapshot),
+        policies: policies.clone(),
         callers: intake(config)?,
-        usage: crate::state::usage::Usage::default(),
+        usage: Arc::new(if fleet.is_some() {
+            crate::state::usage::Usage::shared()
+        } else {
+            crate::state::usage::Usage::default()
+        }),
         rate: config.rate.map(crate::state::rate::RateLimiter::new),
         routing: super::approving::routing::Routing::new(
-            approving,
+            policies,
             config.approving,
             config.refusal_requires_note,
         ),
@@ -262,13 +272,20 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         notifier: super::notify::Notifier::start(config.notify.clone(), config.escalation.clone()),
         metrics: Metrics::default(),
         approval_ttl: config.approval_ttl,
-        shadow: arc_swap::ArcSwapOption::from(shadow.map(Arc::new)),
         reloader: Some(Arc::new(reloader)),
         journal: journal(config)?,
         attestations,
     };
     let pipeline = Pipeline(Arc::new(inner));
     super::approving::spawn_sweeper(&pipeline);
+    if let Some(fleet) = &pipeline.inner().fleet {
+        let clock = pipeline.inner().clock.clone();
+        crate::store::postgres::usage::start(
+            fleet.clone(),
+            pipeline.inner().usage.clone(),
+            Arc::new(move || clock.now().unix_timestamp()),
+        );
+    }
     let state = AppState {
         console: ConsoleState {
             pipeline: pipeline.clone(),

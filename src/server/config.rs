@@ -110,6 +110,8 @@ pub struct Config {
     pub metrics_token: Option<String>,
     /// The service's own log lines (`telemetry`): format and level.
     pub logging: super::telemetry::Logging,
+    /// OpenTelemetry export (`telemetry`; off unless an endpoint is set).
+    pub telemetry: super::telemetry::Telemetry,
     /// The fleet's PostgreSQL URL; `None`: shared state lives in this process.
     pub store: Option<String>,
     /// This replica's id (`replica_id`): its log files are `decisions-<replica>-…` and the
@@ -263,6 +265,9 @@ impl Config {
             .validate(&listen.to_string())?;
         let logging = super::telemetry::Logging::validate(raw.logging.clone().unwrap_or_default())
             .map_err(|(key, message)| ConfigError::new(key, message))?;
+        let telemetry =
+            super::telemetry::Telemetry::validate(raw.telemetry.clone().unwrap_or_default())
+                .map_err(|(key, message)| ConfigError::new(key, message))?;
         if let Some(token) = &raw.metrics_token {
             token_strength(token, "metrics_token")?;
         }
@@ -297,6 +302,7 @@ impl Config {
             replica_id,
             metrics_token: raw.metrics_token,
             logging,
+            telemetry,
             mcp,
             notify,
             escalation,

@@ -250,7 +250,7 @@ async fn recent_decisions(
         Ok(Err(problem)) => return error_text(&session, &problem),
         Err(join) => return error_text(&session, &join.to_string()),
     };
-    let snapshot = state.pipeline.inner().snapshot.load();
+    let snapshot = state.pipeline.inner().policies.live();
     let body = decisions::list(&query, &records, &snapshot);
     page(StatusCode::OK, pages::decisions(&session, Ok(body)))
 }

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use arc_swap::ArcSwap;
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::account::Account;
 use super::caller::{Caller, Callers};
@@ -30,12 +30,11 @@ pub use super::prepared::{FrontDoor, Prepared};
 
 /// What deciding and executing a call needs, shared by every front door and feature.
 pub struct Inner {
-    pub snapshot: ArcSwap<PolicySnapshot>,
-    /// The hook-mode set (`server::hook`), rebuilt beside the live set on every reload.
-    pub hook_snapshot: ArcSwap<PolicySnapshot>,
+    /// The policy sets in force: live, hook mode, shadow and approving, one generation.
+    pub policies: Arc<super::policies::Policies>,
     pub callers: Callers,
     /// Each principal's recent calls, facts of its next decisions (issue 36 §2).
-    pub usage: crate::state::usage::Usage,
+    pub usage: Arc<crate::state::usage::Usage>,
     /// The rate limit per caller (`limits.rate`), if configured.
     pub rate: Option<crate::state::rate::RateLimiter>,
     /// Who may answer which approval: the approving set and its settings (issue 35).
@@ -51,8 +50,6 @@ pub struct Inner {
     pub notifier: super::notify::Notifier,
     pub metrics: Metrics,
     pub approval_ttl: time::Duration,
-    /// Evaluated beside the live set on every call; never changes an outcome.
-    pub shadow: arc_swap::ArcSwapOption<PolicySnapshot>,
     pub reloader: Option<Arc<super::reload::Reloader>>,
     pub journal: super::journal::Journal,
     /// Hook attestations of MCP calls: the hook files them, the MCP front door takes them.
@@ -99,21 +96,13 @@ impl Pipeline {
         tool: &str,
         input: Value,
     ) -> Result<Prepared, ApiError> {
-        let snapshot = self.inner().snapshot.load_full();
-        let (call, facts, local_file) = match tool {
-            "ClaudeDesign" => {
-                let (call, facts) = self
-                    .prepare_design(&session_key, &session, input, &snapshot)
-                    .await?;
-                (call, facts, None)
-            }
-            "Projects" => self.prepare_projects(&session, &input, &snapshot).await?,
-            other => {
-                return Err(ApiError::BadBody(format!(
-                    "unknown tool `{other}`: use `ClaudeDesign` or `Projects`"
-                )))
-            }
-        };
+        let generation = self.inner().policies.current();
+        let snapshot = generation.live.clone();
+        let gathered = self
+            .prepare_tool(&session_key, &session, tool, input, &snapshot)
+            .instrument(crate::trace::facts_span())
+            .await?;
+        let (call, facts, local_file) = gathered;
         let (session, facts) = self.with_usage(&session_key, session, &call, facts);
         Ok(Prepared {
             decision_id: uuid::Uuid::new_v4().to_string(),
@@ -126,6 +115,32 @@ impl Pipeline {
             waits_for: None,
             front_door: Some(FrontDoor::Http),
             snapshot,
+            shadow: generation.shadow.clone(),
+        })
+    }
+
+    /// The call of `tool` parsed and its facts gathered (gates first on local facts).
+    async fn prepare_tool(
+        &self,
+        session_key: &SessionKey,
+        session: &crate::facts::Session,
+        tool: &str,
+        input: Value,
+        snapshot: &PolicySnapshot,
+    ) -> Result<(ApprovedCall, CallFacts, Option<LocalFileStat>), ApiError> {
+        Ok(match tool {
+            "ClaudeDesign" => {
+                let (call, facts) = self
+                    .prepare_design(session_key, session, input, snapshot)
+                    .await?;
+                (call, facts, None)
+            }
+            "Projects" => self.prepare_projects(session, &input, snapshot).await?,
+            other => {
+                return Err(ApiError::BadBody(format!(
+                    "unknown tool `{other}`: use `ClaudeDesign` or `Projects`"
+                )))
+            }
         })
     }
 
@@ -214,6 +229,18 @@ impl Pipeline {
     /// them, on `snapshot`), gates first as for a new call: nothing goes upstream when a gate
     /// now denies. Fails when the shared state cannot be read fit to decide on.
     pub async fn gather(
+        &self,
+        session_key: &SessionKey,
+        session: &crate::facts::Session,
+        call: &ApprovedCall,
+        snapshot: &PolicySnapshot,
+    ) -> Result<(CallFacts, Option<LocalFileStat>), ApiError> {
+        self.gather_again(session_key, session, call, snapshot)
+            .instrument(crate::trace::facts_span())
+            .await
+    }
+
+    async fn gather_again(
         &self,
         session_key: &SessionKey,
         session: &crate::facts::Session,
@@ -317,85 +344,54 @@ impl Pipeline {
             decision.decision.as_str(),
             started.elapsed(),
         );
+        (self.inner().metrics).decided_by(&decision.policies, decision.decision.as_str());
+        let span = tracing::Span::current();
+        let caller = &prepared.session.caller;
+        let attestation = prepared.session.attestation.as_str();
+        crate::trace::record_caller(&span, &caller.principal, &caller.email, attestation);
+        crate::trace::record_decision(
+            &span,
+            &crate::trace::Decided {
+                decision_id: &prepared.decision_id,
+                operation: &summary.operation,
+                outcome: decision.decision.as_str(),
+                policies: &decision.policies,
+                policy_set: prepared.snapshot.hash(),
+            },
+        );
         decision
     }
 
-    /// The shadow set's decision for the same facts, counted as agreement or not.
+    /// The shadow set's decision for the same facts, counted as agreement or not: the shadow
+    /// set of the generation the call's live set came from.
     pub fn shadow_decide(&self, prepared: &Prepared, live: &Decision) -> Option<Decision> {
-        let shadow = self.inner().shadow.load_full()?;
-        let decision = decide(&prepared.facts, &shadow);
+        let shadow = prepared.shadow.as_ref()?;
+        let decision = decide(&prepared.facts, shadow);
         let agreed = decision.decision == live.decision
             && decision.approval.as_ref().map(|a| a.kind())
                 == live.approval.as_ref().map(|a| a.kind());
         self.inner().metrics.shadow_compared(agreed);
+        if decision.decision != live.decision {
+            (self.inner().metrics)
+                .shadow_flipped(live.decision.as_str(), decision.decision.as_str());
+        }
         Some(decision)
     }
 
-    /// Rebuilds the policy snapshots from their directories and swaps them if valid.
+    /// Rebuilds the policy generation from its directories and swaps it if valid.
     pub async fn reload(&self) -> super::reload::ReloadReport {
         let inner = self.inner();
+        let current = inner.policies.current();
         let Some(reloader) = inner.reloader.clone() else {
-            let snapshot = inner.snapshot.load();
             return super::reload::ReloadReport {
                 reloaded: false,
-                snapshot: snapshot.hash().to_string(),
+                snapshot: current.live.hash().to_string(),
                 problems: vec!["reload is not configured".to_string()],
             };
         };
-        let mut report = reloader
-            .reload(
-                |live| inner.snapshot.store(Arc::new(live)),
-                |shadow| inner.shadow.store(Some(Arc::new(shadow))),
-            )
-            .await;
-        if report.problems.is_empty() {
-            report.problems.extend(self.reload_hook(&reloader).await);
-        }
-        if report.problems.is_empty() {
-            report
-                .problems
-                .extend(self.reload_approving(&reloader).await);
-        }
-        report
-    }
-
-    /// Rebuilds the approving set from the live set's directories; keeps the running one (and
-    /// says why) when it does not load.
-    async fn reload_approving(&self, reloader: &super::reload::Reloader) -> Vec<String> {
-        let args = reloader.live_args().clone();
-        let built =
-            tokio::task::spawn_blocking(move || crate::sources::load_approving(&args)).await;
-        match built {
-            Ok(Ok(snapshot)) => {
-                self.inner().routing.swap(snapshot);
-                Vec::new()
-            }
-            Ok(Err(error)) => error
-                .problems
-                .iter()
-                .map(|problem| format!("approving: {problem}"))
-                .collect(),
-            Err(join) => vec![format!("approving: {join}")],
-        }
-    }
-
-    /// Rebuilds the hook-mode set from the live set's directories; keeps the running one (and
-    /// says why) when it does not load.
-    async fn reload_hook(&self, reloader: &super::reload::Reloader) -> Vec<String> {
-        let args = reloader.live_args().clone();
-        let built = tokio::task::spawn_blocking(move || crate::sources::load_hook(&args)).await;
-        match built {
-            Ok(Ok(snapshot)) => {
-                self.inner().hook_snapshot.store(Arc::new(snapshot));
-                Vec::new()
-            }
-            Ok(Err(error)) => error
-                .problems
-                .iter()
-                .map(|problem| format!("hook: {problem}"))
-                .collect(),
-            Err(join) => vec![format!("hook: {join}")],
-        }
+        reloader
+            .reload(&current, |generation| inner.policies.swap(generation))
+            .await
     }
 
     /// Decides and logs (durably, before anything goes upstream); also the shadow decision.

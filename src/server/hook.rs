@@ -13,6 +13,7 @@
 pub mod wire;
 
 use std::sync::Arc;
+use tracing::Instrument;
 
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -63,7 +64,16 @@ pub async fn claude_code(
     let output = match super::wire::parse_body::<HookInput>(&body) {
         Ok(input) => {
             let project = attached_project(&headers);
-            state.hook_answer(&caller, &input, project).await
+            let tool = match input.tool_name.as_str() {
+                tool @ ("ClaudeDesign" | "Projects") => tool,
+                _ => "other",
+            };
+            let span = crate::trace::call_span(&format!("execute_tool {tool}"), "hook", tool);
+            crate::trace::adopt_headers(&span, &headers);
+            state
+                .hook_answer(&caller, &input, project)
+                .instrument(span)
+                .await
         }
         Err(error) => HookOutput::deny(&format!("askgate could not read the hook input: {error}")),
     };
@@ -103,8 +113,8 @@ impl Pipeline {
             return HookOutput::no_opinion();
         }
         let environment = hook_environment(&self.inner().environment, project);
-        // Hook mode decides on its own set, rebuilt beside the live one on every reload.
-        let snapshot = self.inner().hook_snapshot.load_full();
+        // Hook mode decides on its own set, of the generation in force (`server::policies`).
+        let snapshot = self.inner().policies.current().hook.clone();
         let mut prepared = match prepare(input, caller, &environment, now, snapshot) {
             Ok(prepared) => prepared,
             Err(problem) => return HookOutput::deny(&format!("askgate: {problem}")),
@@ -280,6 +290,8 @@ fn prepare(
         waits_for: None,
         front_door: Some(FrontDoor::Hook),
         snapshot,
+        // The hook answers on hook mode alone: no shadow comparison.
+        shadow: None,
     })
 }
 

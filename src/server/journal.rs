@@ -8,6 +8,7 @@ mod health;
 mod metrics;
 
 use time::OffsetDateTime;
+use tracing::Instrument;
 
 use super::error::ApiError;
 use super::prepared::{FrontDoor, Prepared};
@@ -19,7 +20,7 @@ use crate::audit::record::{
 use crate::audit::writer::{DecisionLog, LogError};
 use crate::authz::Decision;
 use health::FailureStamps;
-use metrics::{Unlogged, UnloggedCounts};
+use metrics::{Answers, Unlogged, UnloggedCounts};
 
 pub use health::{LogHealth, LogState};
 
@@ -74,6 +75,8 @@ pub struct Journal {
     refuse_without_log: bool,
     failures: FailureStamps,
     unlogged: UnloggedCounts,
+    /// Approvals' answers logged, by action.
+    answers: Answers,
     /// The public key (hex) the log's checkpoints are signed with.
     checkpoint_key: Option<String>,
 }
@@ -85,6 +88,7 @@ impl Journal {
             refuse_without_log,
             failures: FailureStamps::default(),
             unlogged: UnloggedCounts::default(),
+            answers: Answers::default(),
             checkpoint_key: None,
         }
     }
@@ -181,9 +185,12 @@ impl Journal {
             note: answer.note.map(str::to_string),
             call: answer.call.map(str::to_string),
         };
+        let action = record.action;
         self.append(Record::Approval(record), now)
             .await
-            .or_else(|error| self.not_written(&error, Unlogged::Approval))
+            .or_else(|error| self.not_written(&error, Unlogged::Approval))?;
+        self.answers.count(action);
+        Ok(())
     }
 
     /// Links an execution's outcome to its decision. Best effort: the call already ran, so its
@@ -212,8 +219,10 @@ impl Journal {
             },
             error_kind,
         };
+        let record = Record::Outcome(record);
+        export(&record);
         let Some(log) = &self.log else { return };
-        let result = log.append_written(&Record::Outcome(record)).await;
+        let result = log.append_written(&record).await;
         if let Err(error) = result {
             self.stamp_failure(log, now);
             self.unlogged.count(Unlogged::Outcome);
@@ -228,8 +237,10 @@ impl Journal {
         Some(self.failures.health(log.failure().as_ref(), now))
     }
 
-    /// Adds the log's metrics to this scrape's `registry`; none when no log is configured.
+    /// Adds the approvals' answers and the log's metrics to this scrape's `registry` (the
+    /// log's: none when no log is configured).
     pub fn scraped(&self, registry: &mut prometheus_client::registry::Registry) {
+        registry.register_collector(Box::new(self.answers.read()));
         if let Some(log) = &self.log {
             registry.register_collector(Box::new(self.unlogged.read(log.stats())));
         }
@@ -237,8 +248,10 @@ impl Journal {
 
     /// Appends `record` and waits until it is synced.
     async fn append(&self, record: Record, now: OffsetDateTime) -> Result<(), LogError> {
+        export(&record);
         let Some(log) = &self.log else { return Ok(()) };
-        let result = log.append(&record).await;
+        let span = crate::trace::log_sync_span(record_kind(&record));
+        let result = log.append(&record).instrument(span).await;
         if result.is_err() {
             self.stamp_failure(log, now);
         }
@@ -273,6 +286,25 @@ fn door(door: FrontDoor) -> FrontDoorV1 {
         FrontDoor::Http => FrontDoorV1::Http,
         FrontDoor::Mcp => FrontDoorV1::Mcp,
         FrontDoor::Hook => FrontDoorV1::Hook,
+    }
+}
+
+/// The record as an OTLP log record, when `telemetry.decision_records` exports them: its JSON
+/// line as the file log has it (the same redaction: the record holds no token).
+fn export(record: &Record) {
+    if tracing::enabled!(target: "askgate::decision_record", tracing::Level::INFO) {
+        if let Ok(line) = serde_json::to_string(record) {
+            let kind = record_kind(record);
+            tracing::info!(target: "askgate::decision_record", { "askgate.record" = kind }, "{line}");
+        }
+    }
+}
+
+fn record_kind(record: &Record) -> &'static str {
+    match record {
+        Record::Decision(_) => "decision",
+        Record::Approval(_) => "approval",
+        Record::Outcome(_) => "outcome",
     }
 }
 

@@ -1,6 +1,7 @@
 //! server::metrics: the service's own metrics in a `prometheus-client` registry — decisions by
 //! tool, operation and outcome, decision and upstream latency, upstream errors by kind, shadow
-//! policy comparisons, 2026-07-28 approval links, MCP calls by the path that served them — and
+//! policy comparisons and flips, decisions by determining policy, asks by card kind,
+//! 2026-07-28 approval links, MCP calls by the path that served them — and
 //! `/metrics`' text (OpenMetrics), to which a scrape adds what it reads from others (`scraped`:
 //! pending approvals, the webhook, the decision log). Counting is atomic: a call finds its
 //! labelled counter under a read lock at most, and never waits on a scrape.
@@ -28,6 +29,18 @@ struct DecisionLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PolicyLabels {
+    policy: String,
+    outcome: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FlipLabels {
+    from: &'static str,
+    to: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabel {
     kind: String,
 }
@@ -47,6 +60,13 @@ struct StepLabel {
 pub struct Metrics {
     registry: Registry,
     decisions: Family<DecisionLabels, Counter>,
+    /// Decisions by each policy that determined them (the ids come from the policy files, so
+    /// the label set is as large as the policies).
+    by_policy: Family<PolicyLabels, Counter>,
+    /// Shadow decisions whose outcome differed from the live one, by direction.
+    flips: Family<FlipLabels, Counter>,
+    /// Asks held for a human, by the kind of their card.
+    asked: Family<KindLabel, Counter>,
     upstream_errors: Family<KindLabel, Counter>,
     /// Shadow comparisons that agreed, and that did not.
     shadow: [Counter; 2],
@@ -87,6 +107,24 @@ impl Default for Metrics {
             "Decisions by tool, operation and outcome",
             decisions.clone(),
         );
+        let by_policy = Family::<PolicyLabels, Counter>::default();
+        registry.register(
+            "askgate_policy_decisions",
+            "Decisions by determining policy id and outcome",
+            by_policy.clone(),
+        );
+        let flips = Family::<FlipLabels, Counter>::default();
+        registry.register(
+            "askgate_shadow_flips",
+            "Shadow decisions whose outcome differs from the live one, from live to shadow",
+            flips.clone(),
+        );
+        let asked = Family::<KindLabel, Counter>::default();
+        registry.register(
+            "askgate_approvals_asked",
+            "Calls held for a human's approval, by card kind",
+            asked.clone(),
+        );
         let decision_latency = Histogram::default();
         registry.register(
             "askgate_decision_seconds",
@@ -126,6 +164,9 @@ impl Default for Metrics {
         Self {
             registry,
             decisions,
+            by_policy,
+            flips,
+            asked,
             upstream_errors,
             shadow: ["agree", "disagree"]
                 .map(|result| shadow.get_or_create_owned(&ResultLabel { result })),
@@ -148,6 +189,30 @@ impl Metrics {
         };
         self.decisions.get_or_create(&labels).inc();
         self.decision_latency.observe(elapsed);
+    }
+
+    /// A decision counted under each policy that determined it.
+    pub fn decided_by(&self, policies: &[String], outcome: &'static str) {
+        for policy in policies {
+            let labels = PolicyLabels {
+                policy: policy.clone(),
+                outcome,
+            };
+            self.by_policy.get_or_create(&labels).inc();
+        }
+    }
+
+    /// A shadow decision whose outcome was not the live one's.
+    pub fn shadow_flipped(&self, from: &'static str, to: &'static str) {
+        self.flips.get_or_create(&FlipLabels { from, to }).inc();
+    }
+
+    /// A call held for approval on a card of `kind`.
+    pub fn approval_asked(&self, kind: &str) {
+        let labels = KindLabel {
+            kind: kind.to_string(),
+        };
+        self.asked.get_or_create(&labels).inc();
     }
 
     pub fn upstream_failed(&self, kind: &str) {

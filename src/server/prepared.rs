@@ -30,6 +30,8 @@ pub struct Prepared {
     /// The policy set the call is decided on: the one its gates were checked on, loaded once
     /// when the call came in.
     pub snapshot: Arc<PolicySnapshot>,
+    /// The shadow set of the same generation (`server::policies`), compared beside it.
+    pub shadow: Option<Arc<PolicySnapshot>>,
 }
 
 /// Which front door a call came through, logged with its decision.

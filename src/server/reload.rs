@@ -1,6 +1,7 @@
-//! server::reload: hot reload of the policy snapshot. A new snapshot is built and strictly
-//! validated off to the side, then swapped in atomically; a request loads the snapshot once,
-//! so no decision ever sees a half-loaded set. An invalid change keeps the running set and is
+//! server::reload: hot reload of the policy sets. A new generation (`server::policies`: the
+//! live, hook-mode, approving and shadow sets) is built and strictly validated off to the side,
+//! then swapped in one step; a request loads the generation once, so no decision ever sees a
+//! half-loaded set or sets of two reloads. An invalid change keeps the running set and is
 //! reported in `/healthz`. Triggers: a change in the policy directories (polled), SIGHUP, and
 //! `POST /v1/admin/reload`.
 
@@ -9,7 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
-use crate::authz::{LoadProblem, PolicySnapshot};
+use super::policies::Generation;
+use crate::authz::PolicySnapshot;
 use crate::sources::listing::{policy_entries, PolicyEntry};
 use crate::sources::{self, PolicyArgs};
 
@@ -89,102 +91,120 @@ impl Reloader {
         self.shadow.as_ref()
     }
 
-    /// Builds the new live snapshot off the request path; swaps only when it is valid.
+    /// Builds a new generation off the request path — the live set with its hook-mode and
+    /// approving sets, all three or none, and the shadow set — and swaps it in one step when
+    /// the live three are valid (a shadow set that does not load keeps the running one). What
+    /// did not load is reported, naming the set; the running generation stays.
     pub async fn reload(
         &self,
-        swap: impl FnOnce(PolicySnapshot),
-        swap_shadow: impl FnOnce(PolicySnapshot),
+        current: &Generation,
+        swap: impl FnOnce(Generation),
     ) -> ReloadReport {
         let _running = self.running.lock().await;
         let before = self.fingerprint();
         let live = self.live.clone();
-        let built = tokio::task::spawn_blocking(move || sources::load(&live)).await;
-        let loaded = match built {
-            Ok(loaded) => loaded,
-            Err(join) => Err(crate::authz::LoadError::single(LoadProblem::in_file(
-                "<reload>",
-                None,
-                join.to_string(),
-            ))),
-        };
+        let built = tokio::task::spawn_blocking(move || build(&live))
+            .await
+            .unwrap_or_else(|join| Err(vec![join.to_string()]));
         let mut status = self.status();
-        let report = match loaded {
-            Ok(snapshot) => {
-                let hash = snapshot.hash().to_string();
-                let changed = hash != status.snapshot;
-                if changed {
-                    log_warnings(&snapshot);
-                }
-                status.snapshot = hash.clone();
-                status.policies = snapshot.len();
-                status.reloads += u64::from(changed);
-                status.last_error = None;
-                // The status is published under its lock with the swap, so a health read that
-                // sees the new set (it loads the set first) also sees the reload that made it.
-                let mut published = self.status.lock().unwrap_or_else(PoisonError::into_inner);
-                swap(snapshot);
-                *published = status.clone();
-                drop(published);
-                ReloadReport {
-                    reloaded: changed,
-                    snapshot: hash,
-                    problems: Vec::new(),
-                }
-            }
-            Err(error) => {
-                let problems: Vec<String> =
-                    error.problems.iter().map(ToString::to_string).collect();
-                tracing::warn!(
-                    problems = problems.len(),
-                    "policy reload refused; keeping the running set"
-                );
-                status.last_error = Some(problems.clone());
-                ReloadReport {
-                    reloaded: false,
-                    snapshot: status.snapshot.clone(),
-                    problems,
-                }
-            }
-        };
-        let mut report = report;
-        if let Some(shadow) = self.shadow.clone() {
-            match tokio::task::spawn_blocking(move || sources::load(&shadow)).await {
-                Ok(Ok(snapshot)) => swap_shadow(snapshot),
+        let mut problems = Vec::new();
+        let shadow = match self.shadow.clone() {
+            None => None,
+            Some(shadow) => match tokio::task::spawn_blocking(move || sources::load(&shadow)).await
+            {
+                Ok(Ok(snapshot)) => Some(Arc::new(snapshot)),
                 Ok(Err(error)) => {
                     // The running shadow set stays; the problem is reported like a live one.
-                    let problems: Vec<String> = error
-                        .problems
-                        .iter()
-                        .map(|problem| format!("shadow: {problem}"))
-                        .collect();
-                    status
-                        .last_error
-                        .get_or_insert_with(Vec::new)
-                        .extend(problems.iter().cloned());
-                    report.problems.extend(problems);
+                    problems.extend(
+                        error
+                            .problems
+                            .iter()
+                            .map(|problem| format!("shadow: {problem}")),
+                    );
+                    current.shadow.clone()
                 }
                 Err(join) => {
-                    let problem = format!("shadow: {join}");
-                    status
-                        .last_error
-                        .get_or_insert_with(Vec::new)
-                        .push(problem.clone());
-                    report.problems.push(problem);
+                    problems.push(format!("shadow: {join}"));
+                    current.shadow.clone()
                 }
+            },
+        };
+        let (generation, reloaded) = match built {
+            Ok((live, hook, approving)) => {
+                let hash = live.hash().to_string();
+                let changed = hash != status.snapshot;
+                if changed {
+                    log_warnings(&live);
+                }
+                status.snapshot = hash;
+                status.policies = live.len();
+                status.reloads += u64::from(changed);
+                let generation = Generation {
+                    live: Arc::new(live),
+                    hook: Arc::new(hook),
+                    shadow,
+                    approving: Arc::new(approving),
+                };
+                (generation, changed)
             }
-        }
-        *self.status.lock().unwrap_or_else(PoisonError::into_inner) = status;
+            Err(refused) => {
+                tracing::warn!(
+                    problems = refused.len(),
+                    "policy reload refused; keeping the running set"
+                );
+                problems.splice(0..0, refused);
+                let generation = Generation {
+                    live: current.live.clone(),
+                    hook: current.hook.clone(),
+                    shadow,
+                    approving: current.approving.clone(),
+                };
+                (generation, false)
+            }
+        };
+        status.last_error = (!problems.is_empty()).then(|| problems.clone());
+        // The status is published under its lock with the swap, so a health read that sees the
+        // new set (it loads the set first) also sees the reload that made it.
+        let mut published = self.status.lock().unwrap_or_else(PoisonError::into_inner);
+        swap(generation);
+        *published = status.clone();
+        drop(published);
         *self
             .loaded_from
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = before;
-        report
+        ReloadReport {
+            reloaded,
+            snapshot: status.snapshot,
+            problems,
+        }
     }
 
     /// A fingerprint of the watched directories (see [`Fingerprint`]).
     pub fn fingerprint(&self) -> Fingerprint {
         fingerprint_of(&self.live, self.shadow.as_ref())
     }
+}
+
+/// The live set with its hook-mode and approving sets, from the live directories: all three,
+/// or the problems of the first that does not load (named but for the live set's).
+fn build(
+    args: &PolicyArgs,
+) -> Result<(PolicySnapshot, PolicySnapshot, PolicySnapshot), Vec<String>> {
+    let named = |set: &str| {
+        let set = set.to_string();
+        move |error: crate::authz::LoadError| -> Vec<String> {
+            error
+                .problems
+                .iter()
+                .map(|problem| format!("{set}{problem}"))
+                .collect()
+        }
+    };
+    let live = sources::load(args).map_err(named(""))?;
+    let hook = sources::load_hook(args).map_err(named("hook: "))?;
+    let approving = sources::load_approving(args).map_err(named("approving: "))?;
+    Ok((live, hook, approving))
 }
 
 /// What the watcher compares: every `*.cedar` entry of every directory as seen through its

@@ -5,12 +5,13 @@
 use std::time::Duration;
 
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tracing::Instrument;
 
 use super::auth::resource::insufficient_scope;
 use super::body::RequestBody;
@@ -50,12 +51,33 @@ fn http_session(caller: &Caller, body: &SessionBody) -> Result<(SessionKey, Sess
     Ok((key, caller.stating(body.facts())))
 }
 
+/// The span of a call on the HTTP API, under the client's `traceparent` if it sent one.
+fn call_span(headers: &HeaderMap, tool: &str) -> tracing::Span {
+    let tool = match tool {
+        "ClaudeDesign" | "Projects" => tool,
+        _ => "unknown",
+    };
+    let span = crate::trace::call_span(&format!("execute_tool {tool}"), "http", tool);
+    crate::trace::adopt_headers(&span, headers);
+    span
+}
+
 pub async fn authorize(
-    Agent(caller): Agent,
-    State(state): State<Pipeline>,
+    headers: HeaderMap,
+    agent: Agent,
+    state: State<Pipeline>,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
     let body: AuthorizeBody = parse(&body)?;
+    let span = call_span(&headers, &body.tool);
+    authorized(agent, state, body).instrument(span).await
+}
+
+async fn authorized(
+    Agent(caller): Agent,
+    State(state): State<Pipeline>,
+    body: AuthorizeBody,
+) -> Result<Response, ApiError> {
     let (key, session) = http_session(&caller, &body.session)?;
     let prepared = state.prepare(key, session, &body.tool, body.input).await?;
     let decision = state.decide_and_record(&prepared).await?;
@@ -73,19 +95,27 @@ pub async fn authorize(
 }
 
 pub async fn design_call(
+    headers: HeaderMap,
     agent: Agent,
     state: State<Pipeline>,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    tool_call(agent, state, RequestBody(body), "ClaudeDesign").await
+    let span = call_span(&headers, "ClaudeDesign");
+    tool_call(agent, state, RequestBody(body), "ClaudeDesign")
+        .instrument(span)
+        .await
 }
 
 pub async fn projects_call(
+    headers: HeaderMap,
     agent: Agent,
     state: State<Pipeline>,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    tool_call(agent, state, RequestBody(body), "Projects").await
+    let span = call_span(&headers, "Projects");
+    tool_call(agent, state, RequestBody(body), "Projects")
+        .instrument(span)
+        .await
 }
 
 async fn tool_call(
@@ -284,13 +314,16 @@ fn note_of(body: &[u8]) -> Result<Option<String>, ApiError> {
 }
 
 pub async fn approve(
+    headers: HeaderMap,
     Approver(caller): Approver,
     State(state): State<Pipeline>,
     Path(id): Path<String>,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
     let note = note_of(&body)?;
-    let view = state.approve(&caller, &id, note).await?;
+    let span = crate::trace::answer_span(&id, &caller.principal);
+    crate::trace::adopt_headers(&span, &headers);
+    let view = state.approve(&caller, &id, note).instrument(span).await?;
     if view.status == ApprovalStatus::Running {
         // The work goes on without this request; say where to follow it.
         let poll = format!("/v1/approvals/{id}?wait=30s");

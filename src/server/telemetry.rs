@@ -3,12 +3,25 @@
 //! (`logging.format: json`, `ASKGATE_LOG_FORMAT=json`), at the level `RUST_LOG` names (else
 //! `logging.level`, default `info`). Distinct from the decision log (`log_dir`), which is the
 //! record of decisions. Installed once per process by `askgate serve` and `askgate sandbox`;
-//! it decides nothing and never sees a token (the sites that log never name one).
+//! it decides nothing and never sees a token (the sites that log never name one). Beside
+//! them, when export is on (`otlp`), the spans of [`crate::trace`] and the decision records go
+//! to an OpenTelemetry collector; they are never written to stderr.
+//!
+//! Map: `otlp` (the `telemetry` section and its exporters), `client` (their HTTP client),
+//! `push` (`/metrics` as OTLP metrics).
 
+mod client;
+pub mod otlp;
+pub mod push;
+
+use opentelemetry::trace::TracerProvider;
 use serde::Deserialize;
+use tracing_subscriber::filter::{filter_fn, FilterExt};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
+
+pub use otlp::{Exporting, RawTelemetry, Telemetry};
 
 /// `logging` as written.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -74,6 +87,12 @@ impl Logging {
     /// Installs the process's subscriber (the first call wins; a second is a no-op, as in
     /// tests that boot several services in one process).
     pub fn install(&self) {
+        self.install_with(None);
+    }
+
+    /// [`Self::install`], with the spans and decision records going to `exporting`'s
+    /// collector.
+    pub fn install_with(&self, exporting: Option<&Exporting>) {
         let filter = std::env::var("RUST_LOG")
             .ok()
             .and_then(|filter| EnvFilter::try_new(filter).ok())
@@ -95,10 +114,33 @@ impl Logging {
                 .with_writer(std::io::stderr)
                 .boxed(),
         };
+        // The spans and records for OpenTelemetry are never lines on stderr.
+        let own = filter_fn(|meta| !exported(meta.target()));
+        let spans = exporting.map(|exporting| {
+            opentelemetry::global::set_text_map_propagator(
+                opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+            );
+            tracing_opentelemetry::layer()
+                .with_tracer(exporting.tracer.tracer("askgate"))
+                .with_filter(filter_fn(|meta| meta.target() == crate::trace::TARGET))
+        });
+        let records = exporting
+            .and_then(|exporting| exporting.records.as_ref())
+            .map(|records| {
+                opentelemetry_appender_tracing::layer::OpenTelemetryTracingBridge::new(records)
+                    .with_filter(filter_fn(|meta| meta.target() == crate::trace::RECORDS))
+            });
         let _already = tracing_subscriber::registry()
-            .with(layer.with_filter(filter))
+            .with(layer.with_filter(filter.and(own)))
+            .with(spans)
+            .with(records)
             .try_init();
     }
+}
+
+/// Whether `target` is one of the OpenTelemetry-only targets.
+fn exported(target: &str) -> bool {
+    target == crate::trace::TARGET || target == crate::trace::RECORDS
 }
 
 #[cfg(test)]

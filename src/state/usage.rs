@@ -5,8 +5,14 @@
 //! minute (60 one-second buckets), an hour (60 one-minute buckets) and a day (24 one-hour
 //! buckets, the four counters sharing each bucket), and the last calls' shapes for "identical in
 //! the last minute". Bounded: at most [`MAX_PRINCIPALS`] principals (at the cap the idlest
-//! [`FORGET`] are forgotten in one pass) and [`RECENT`] shapes each. One process's counts: a fleet's
-//! replicas each count their own calls (docs/operators.md). Reads no clock: time is passed in.
+//! [`FORGET`] are forgotten in one pass) and [`RECENT`] shapes each. In a fleet ([`Usage::shared`])
+//! each replica also keeps what the others counted (`shared`: their buckets as the store last
+//! showed them) and the increments it has not flushed yet; a decision's facts are the sum, and
+//! are `known` only while the last exchange with the store is at most [`STALE_AFTER`] old —
+//! else every count reads [`UNKNOWN_COUNT`], so a limit fails closed. Reads no clock: time is
+//! passed in.
+
+pub mod shared;
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
@@ -16,7 +22,7 @@ use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
 
 /// One principal's recent usage, before the call being decided (it is not counted yet).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UsageFacts {
     /// Calls decided for this principal in the last 60 s, hour, day (any outcome).
@@ -40,17 +46,85 @@ pub struct UsageFacts {
     /// Whole seconds until the caller's next call fits its rate (0 when not limited).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retry_after_seconds: i64,
+    /// Whether the counts are the fleet's (always, in one process): false while a replica's
+    /// exchange with the store is older than [`STALE_AFTER`]; the counts then read
+    /// [`UNKNOWN_COUNT`]. Left out of records when true (and true in every record written
+    /// before it existed).
+    #[serde(default = "known", skip_serializing_if = "Clone::clone")]
+    pub known: bool,
 }
 
 fn is_zero(value: &i64) -> bool {
     *value == 0
 }
 
+fn known() -> bool {
+    true
+}
+
+impl Default for UsageFacts {
+    fn default() -> Self {
+        Self {
+            calls_minute: 0,
+            calls_hour: 0,
+            calls_day: 0,
+            writes_hour: 0,
+            writes_day: 0,
+            deletes_day: 0,
+            asks_hour: 0,
+            identical_minute: 0,
+            rate_limited: false,
+            retry_after_seconds: 0,
+            known: true,
+        }
+    }
+}
+
 impl UsageFacts {
     pub fn is_zero(&self) -> bool {
         *self == Self::default()
     }
+
+    /// The counts when the fleet's are not known: each reads [`UNKNOWN_COUNT`], past any
+    /// limit a policy sets, so the limit fails closed (a rule that would rather not writes
+    /// `context.caller.usage.known && …`).
+    pub fn unknown() -> Self {
+        Self {
+            calls_minute: UNKNOWN_COUNT,
+            calls_hour: UNKNOWN_COUNT,
+            calls_day: UNKNOWN_COUNT,
+            writes_hour: UNKNOWN_COUNT,
+            writes_day: UNKNOWN_COUNT,
+            deletes_day: UNKNOWN_COUNT,
+            asks_hour: UNKNOWN_COUNT,
+            identical_minute: UNKNOWN_COUNT,
+            known: false,
+            ..Self::default()
+        }
+    }
+
+    /// These counts and `other`'s, summed (a replica's own and the fleet's).
+    fn plus(self, other: Self) -> Self {
+        Self {
+            calls_minute: self.calls_minute.saturating_add(other.calls_minute),
+            calls_hour: self.calls_hour.saturating_add(other.calls_hour),
+            calls_day: self.calls_day.saturating_add(other.calls_day),
+            writes_hour: self.writes_hour.saturating_add(other.writes_hour),
+            writes_day: self.writes_day.saturating_add(other.writes_day),
+            deletes_day: self.deletes_day.saturating_add(other.deletes_day),
+            asks_hour: self.asks_hour.saturating_add(other.asks_hour),
+            identical_minute: self.identical_minute.saturating_add(other.identical_minute),
+            ..self
+        }
+    }
 }
+
+/// What every count reads while the fleet's counts are not known.
+pub const UNKNOWN_COUNT: i64 = 1_000_000_000;
+
+/// How old a replica's last exchange with the store may be for its counts to be known: the
+/// exchange runs every second (`shared::EVERY`), so this is three missed rounds.
+pub const STALE_AFTER: i64 = 3;
 
 /// Principals counted at once.
 pub const MAX_PRINCIPALS: usize = 100_000;
@@ -99,6 +173,19 @@ impl<const SLOTS: usize> Scale<SLOTS> {
         }
         for (count, amount) in counts.iter_mut().zip(amounts) {
             *count = count.saturating_add(amount);
+        }
+    }
+
+    /// Slot `slot` as another replica's store row has it: bucket `bucket` with `counts`
+    /// (an older bucket than the slot holds is not taken).
+    fn set(&mut self, slot: usize, bucket: i64, counts: [u32; KINDS]) {
+        let (Some(number), Some(held)) = (self.buckets.get_mut(slot), self.counts.get_mut(slot))
+        else {
+            return;
+        };
+        if bucket >= *number {
+            *number = bucket;
+            *held = counts;
         }
     }
 
@@ -162,15 +249,42 @@ pub fn shape(call: &[u8]) -> u64 {
     hasher.finish()
 }
 
-/// Every principal's counts.
+/// Every principal's counts: this process's, and in a fleet the others' ([`shared`]).
 #[derive(Debug, Default)]
 pub struct Usage {
     by_principal: DashMap<String, Mutex<Counts>>,
+    shared: Option<shared::Shared>,
 }
 
 impl Usage {
-    /// `principal`'s usage at `now` (unix seconds), for a call of `shape`.
+    /// The counts of a replica of a fleet: the others' are added as the store shows them, and
+    /// the facts are unknown until the first exchange.
+    pub fn shared() -> Self {
+        Self {
+            by_principal: DashMap::new(),
+            shared: Some(shared::Shared::default()),
+        }
+    }
+
+    /// The fleet's side of these counts (`None` in one process).
+    pub fn fleet(&self) -> Option<&shared::Shared> {
+        self.shared.as_ref()
+    }
+
+    /// `principal`'s usage at `now` (unix seconds), for a call of `shape`: this process's
+    /// counts plus, in a fleet, the others' — or [`UsageFacts::unknown`] while they are stale.
     pub fn facts(&self, principal: &str, shape: u64, now: i64) -> UsageFacts {
+        let Some(shared) = &self.shared else {
+            return self.local_facts(principal, shape, now);
+        };
+        if !shared.fresh(now) {
+            return UsageFacts::unknown();
+        }
+        let others = shared.facts(principal, shape, now);
+        self.local_facts(principal, shape, now).plus(others)
+    }
+
+    fn local_facts(&self, principal: &str, shape: u64, now: i64) -> UsageFacts {
         let Some(entry) = self.by_principal.get(principal) else {
             return UsageFacts::default();
         };
@@ -182,17 +296,7 @@ impl Usage {
             .iter()
             .filter(|(second, seen)| *seen == shape && now - second < 60)
             .count();
-        UsageFacts {
-            calls_minute: counts.minute.total(now, CALLS),
-            calls_hour: counts.hour.total(now, CALLS),
-            calls_day: counts.day.total(now, CALLS),
-            writes_hour: counts.hour.total(now, WRITES),
-            writes_day: counts.day.total(now, WRITES),
-            deletes_day: counts.day.total(now, DELETES),
-            asks_hour: counts.hour.total(now, ASKS),
-            identical_minute: i64::try_from(identical).unwrap_or(i64::MAX),
-            ..UsageFacts::default()
-        }
+        totals((&counts.minute, &counts.hour, &counts.day), identical, now)
     }
 
     /// Counts one decided call of `principal` at `now`.
@@ -217,6 +321,16 @@ impl Usage {
         }
         counts.recent.push_back((now, call.shape));
         counts.last_seen = now;
+        drop(counts);
+        drop(entry);
+        if let Some(shared) = &self.shared {
+            shared.outgoing(
+                principal,
+                now,
+                [1, u32::from(call.writes), deleted, u32::from(call.asked)],
+                call.shape,
+            );
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -227,25 +341,48 @@ impl Usage {
         self.by_principal.is_empty()
     }
 
-    /// At the cap: forgets the idlest [`FORGET`] principals in one pass, so a flood of new
-    /// principals costs one scan per `FORGET` of them, not one per call.
+    /// At the cap: forgets the idlest [`FORGET`] principals in one pass.
     fn forget_idlest(&self) {
-        let mut seen: Vec<(i64, String)> = self
-            .by_principal
-            .iter()
-            .filter_map(|entry| {
-                let seen = entry.value().lock().ok()?.last_seen;
-                Some((seen, entry.key().clone()))
-            })
-            .collect();
-        let forget = FORGET.min(seen.len());
-        if forget == 0 {
-            return;
-        }
-        seen.select_nth_unstable(forget - 1);
-        for (_, principal) in seen.iter().take(forget) {
-            self.by_principal.remove(principal);
-        }
+        forget_idlest(&self.by_principal, |counts| counts.last_seen);
+    }
+}
+
+/// The facts three scales hold at `now`, with `identical` calls of the same shape.
+fn totals(
+    (minute, hour, day): (&Scale<60>, &Scale<60>, &Scale<24>),
+    identical: usize,
+    now: i64,
+) -> UsageFacts {
+    UsageFacts {
+        calls_minute: minute.total(now, CALLS),
+        calls_hour: hour.total(now, CALLS),
+        calls_day: day.total(now, CALLS),
+        writes_hour: hour.total(now, WRITES),
+        writes_day: day.total(now, WRITES),
+        deletes_day: day.total(now, DELETES),
+        asks_hour: hour.total(now, ASKS),
+        identical_minute: i64::try_from(identical).unwrap_or(i64::MAX),
+        ..UsageFacts::default()
+    }
+}
+
+/// At the cap: forgets the idlest [`FORGET`] principals of `map` in one pass (by `seen`), so a
+/// flood of new principals costs one scan per `FORGET` of them, not one per call.
+fn forget_idlest<T>(map: &DashMap<String, Mutex<T>>, seen: impl Fn(&T) -> i64) {
+    let mut idle: Vec<(i64, String)> = map
+        .iter()
+        .filter_map(|entry| {
+            let at = seen(&*entry.value().lock().ok()?);
+            Some((at, entry.key().clone()))
+        })
+        .collect();
+    let forget = FORGET.min(idle.len());
+    if forget == 0 {
+        return;
+    }
+    idle.select_nth_unstable(forget - 1);
+    for (_, principal) in idle.iter().take(forget) {
+        map.remove(principal);
     }
 }
 

@@ -8,7 +8,8 @@
 //! Map: `migrate` (embedded, versioned schema under an advisory lock), `fleet` (the pool, the
 //! lease, the listener, who waits for which approval), `account` (the account's view and its
 //! invalidations across replicas), `approvals` (the approval books),
-//! `console` (console sessions), `attestations` (hook attestations of MCP calls).
+//! `console` (console sessions), `attestations` (hook attestations of MCP calls), `usage` (the
+//! usage counts the replicas share).
 
 mod account;
 mod approvals;
@@ -16,6 +17,7 @@ mod attestations;
 mod console;
 mod fleet;
 mod migrate;
+pub mod usage;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,13 +1,17 @@
 //! The fleet harness: a fresh PostgreSQL database per test (created on the server
 //! `cluster::server_url` names, dropped when the test ends), replicas of the real binary as
-//! child processes on loopback (`serve --store`), and the calls the tests send. It only talks
-//! HTTP to the replicas and SQL to the store.
+//! child processes on loopback (`serve --store`), the calls the tests send, and a TCP proxy to
+//! the store that can be cut. It only talks HTTP to the replicas and SQL to the store.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 use tokio_postgres::NoTls;
 
 use super::cluster;
@@ -352,4 +356,65 @@ pub fn approval_records(root: &Path, names: &[&str], id: &str) -> Vec<Value> {
         })
         .filter(|record| record["kind"] == "approval" && record["approval_id"] == id)
         .collect()
+}
+
+/// A loopback TCP proxy to PostgreSQL that can be cut (every connection closed, new ones
+/// refused) and restored.
+pub struct Proxy {
+    pub port: u16,
+    open: Arc<AtomicBool>,
+    cut: watch::Sender<u64>,
+}
+
+impl Proxy {
+    pub async fn to(target: String) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let open = Arc::new(AtomicBool::new(true));
+        let (cut, cuts) = watch::channel(0u64);
+        let accepting = Arc::clone(&open);
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if !accepting.load(Ordering::SeqCst) {
+                    continue; // dropped: refused
+                }
+                let target = target.clone();
+                let mut cuts = cuts.clone();
+                // Only cuts after this connection opened close it.
+                cuts.borrow_and_update();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = TcpStream::connect(&target).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = cuts.changed() => {}
+                    }
+                });
+            }
+        });
+        Proxy { port, open, cut }
+    }
+
+    /// A proxy in front of the store at `url`, and `url` through it.
+    pub async fn in_front_of(url: &str) -> (Proxy, String) {
+        let mut through = url::Url::parse(url).unwrap();
+        let target = format!(
+            "{}:{}",
+            through.host_str().unwrap(),
+            through.port().unwrap_or(5432)
+        );
+        let proxy = Proxy::to(target).await;
+        through.set_port(Some(proxy.port)).unwrap();
+        (proxy, through.to_string())
+    }
+
+    pub fn cut(&self) {
+        self.open.store(false, Ordering::SeqCst);
+        self.cut.send_modify(|n| *n += 1);
+    }
+
+    pub fn restore(&self) {
+        self.open.store(true, Ordering::SeqCst);
+    }
 }

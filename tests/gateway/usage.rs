@@ -117,3 +117,24 @@ forbid (principal, action in Action::"ClaudeDesign", resource) when { context.ca
     let other = read(&gateway, BUSY, "other.html").await;
     assert_ne!(other.status, 403, "{}", other.body);
 }
+
+/// The limit rules docs/admins.md shows, the fail-open one too, load with the shipped
+/// policies under the schema (`context.caller.usage.known` included).
+#[test]
+fn the_documented_limit_rules_load_against_the_schema() {
+    use askgate::authz::{baseline, PolicySnapshot, Source};
+    for id in [
+        "org.writes-per-hour",
+        "org.subagent-deletes-per-day",
+        "org.identical-call-breaker",
+        "org.writes-per-hour-when-known",
+    ] {
+        let mut sources = baseline::policy_sources();
+        sources.push(Source::new(
+            "limits.cedar".to_string(),
+            crate::support::documented_rule(id),
+        ));
+        let loaded = PolicySnapshot::load(&baseline::schema_source(), &sources);
+        assert!(loaded.is_ok(), "{id}: {:?}", loaded.err());
+    }
+}

@@ -293,3 +293,41 @@ async fn an_invalid_shadow_change_is_reported_in_healthz() {
         health.body
     );
 }
+
+/// One generation (issue 39 §1): a change whose live set loads but whose approving set does
+/// not is refused as a whole — the live set is not swapped either, so no call is decided on a
+/// new live set beside the old approving set — and reported naming the approving set. Fixed,
+/// the next reload takes both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i39_a_change_whose_approving_set_does_not_load_keeps_the_whole_generation() {
+    let managed = tempfile::tempdir().unwrap();
+    let service = Service::start(Setup {
+        policies: vec![managed.path().to_path_buf()],
+        ..Setup::default()
+    })
+    .await;
+    let before = service.healthz().await.text("snapshot").to_string();
+    let approving = managed.path().join("approving");
+    std::fs::create_dir(&approving).unwrap();
+    std::fs::write(approving.join("broken.cedar"), INVALID_POLICY).unwrap();
+    switch_to(managed.path(), true);
+    let report = service.reload().await;
+    assert_eq!(report.body["reloaded"], false, "{}", report.body);
+    assert_eq!(report.text("snapshot"), before, "{}", report.body);
+    assert!(
+        report.body["problems"].to_string().contains("approving: "),
+        "{}",
+        report.body
+    );
+    let health = service.healthz().await;
+    assert_eq!(health.text("snapshot"), before, "{}", health.body);
+    assert_eq!(health.text("status"), "degraded", "{}", health.body);
+    let decided = service.authorize(&delete_notes("one-generation")).await;
+    assert_eq!(decided.text("snapshot"), before, "{}", decided.body);
+
+    std::fs::remove_file(approving.join("broken.cedar")).unwrap();
+    let report = service.reload().await;
+    assert_eq!(report.body["reloaded"], true, "{}", report.body);
+    assert_ne!(report.text("snapshot"), before, "{}", report.body);
+    assert_eq!(service.healthz().await.text("status"), "ok");
+}

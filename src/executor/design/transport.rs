@@ -10,6 +10,7 @@ use reqwest::Method;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 /// How long a 401 waits for a fresh token before giving up (`V0f`).
 const REFRESH_RACE: Duration = Duration::from_secs(5);
@@ -74,18 +75,20 @@ impl Transport {
         } else {
             self.timeout.min(CONTROL_TIMEOUT)
         };
+        let url = format!("{}{}", self.base_url.trim_end_matches('/'), request.path);
+        let span = crate::trace::upstream_span(request.method.as_str(), &url);
         let exchange = async {
-            let response = self
-                .build(request, token)
+            let response = crate::trace::inject(self.build(request, token))
                 .send()
                 .await
                 .map_err(transport_error)?;
             let status = response.status().as_u16();
+            tracing::Span::current().record("http.response.status_code", status);
             let session_id = header_text(response.headers(), "mcp-session-id");
             let body = self.read_capped(response).await?;
             Ok::<_, DesignError>((status, session_id, body))
         };
-        let (status, session_id, body) = tokio::time::timeout(timeout, exchange)
+        let (status, session_id, body) = tokio::time::timeout(timeout, exchange.instrument(span))
             .await
             .map_err(|_| DesignError::Timeout)?
             .map_err(|error| error.redacted(&[token]))?;

@@ -10,6 +10,7 @@ use std::sync::{Mutex, PoisonError};
 
 use reqwest::{RequestBuilder, Response};
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::error::ProjectsError;
 use super::{ProjectsConfig, ProjectsRoute, TokenSource};
@@ -145,9 +146,21 @@ impl<'a> Upstream<'a> {
         action: &Action<'_>,
         request: RequestBuilder,
     ) -> Result<Response, ProjectsError> {
-        request
+        let mut request = request
             .timeout(self.config.timeout)
-            .send()
+            .build()
+            .map_err(|error| transport_error(action, &error, self.config))?;
+        let span = crate::trace::upstream_span(request.method().as_str(), request.url().as_str());
+        let sent = async {
+            crate::trace::inject_headers(request.headers_mut());
+            let response = self.client.execute(request).await;
+            if let Ok(response) = &response {
+                let status = response.status().as_u16();
+                tracing::Span::current().record("http.response.status_code", status);
+            }
+            response
+        };
+        sent.instrument(span)
             .await
             .map_err(|error| transport_error(action, &error, self.config))
     }

@@ -76,7 +76,8 @@ impl Work {
         &self,
         prepared: Prepared,
     ) -> Result<(Prepared, Decision), crate::server::error::ApiError> {
-        let snapshot = self.state.inner().snapshot.load_full();
+        let generation = self.state.inner().policies.current();
+        let snapshot = generation.live.clone();
         let (facts, local_file) = self
             .state
             .gather(
@@ -91,6 +92,7 @@ impl Work {
             facts,
             local_file,
             snapshot,
+            shadow: generation.shadow.clone(),
             ..prepared
         };
         let decision = self.state.decide_and_record(&again).await?;

@@ -1,5 +1,5 @@
 //! server::approving::routing: who may answer which approval (issue 35 §1) — the approving
-//! set, swapped on reload beside the live set, and the configuration it reads; one question
+//! set of the policy generation in force (`server::policies`), and the configuration it reads; one question
 //! per approver, answer and approval (`authz::approving`). Every surface lists and answers
 //! through [`Routing`]: the approvals API and the console show an approver only what they
 //! may answer, and an answer they may not give is refused with the policy's reason before the
@@ -7,17 +7,16 @@
 
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
-
 use crate::authz::approving::{
     eligibility, ApprovalFacts, Approver, ApprovingSettings, Eligibility, Vote,
 };
 use crate::authz::PolicySnapshot;
 use crate::server::caller::{Caller, Callers, Person};
+use crate::server::policies::Policies;
 use crate::store::approvals::ApprovalView;
 
 pub struct Routing {
-    set: ArcSwap<PolicySnapshot>,
+    policies: Arc<Policies>,
     settings: ApprovingSettings,
     /// `approvals.refusal_requires_note`: a refusal without a note is not given.
     refusal_requires_note: bool,
@@ -25,12 +24,12 @@ pub struct Routing {
 
 impl Routing {
     pub fn new(
-        set: PolicySnapshot,
+        policies: Arc<Policies>,
         settings: ApprovingSettings,
         refusal_requires_note: bool,
     ) -> Self {
         Self {
-            set: ArcSwap::from_pointee(set),
+            policies,
             settings,
             refusal_requires_note,
         }
@@ -41,14 +40,9 @@ impl Routing {
         self.refusal_requires_note
     }
 
-    /// A reloaded approving set (valid: the reload built it first).
-    pub fn swap(&self, set: PolicySnapshot) {
-        self.set.store(Arc::new(set));
-    }
-
     /// The approving set in force.
     pub fn set(&self) -> Arc<PolicySnapshot> {
-        self.set.load_full()
+        self.policies.current().approving.clone()
     }
 
     /// Whether `caller` (an approver) may give `vote` on `view`. The person's attributes are

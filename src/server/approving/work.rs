@@ -43,6 +43,8 @@ pub struct Work {
     pub(super) client: ClientWait,
     /// The call and policy set the approval was asked for (issue 35 §3).
     bound: Option<Binding>,
+    /// The asking call's span (`PendingCall::trace`), kept for a claim given back.
+    trace: Option<String>,
 }
 
 /// How the work ended: the result the asking agent receives and the approval's status.
@@ -78,6 +80,7 @@ impl Work {
                 client => client,
             },
             bound: claim.bound.clone(),
+            trace: claim.call.trace.clone(),
         }
     }
 
@@ -174,7 +177,8 @@ impl Work {
             ..
         } = claim;
         // The approval re-decides on the policies current now, gates first.
-        let snapshot = self.state.inner().snapshot.load_full();
+        let generation = self.state.inner().policies.current();
+        let snapshot = generation.live.clone();
         let gathered = self
             .state
             .gather(
@@ -209,6 +213,7 @@ impl Work {
             waits_for: None,
             front_door: None,
             snapshot,
+            shadow: generation.shadow.clone(),
         };
         let decision = match self.state.decide_and_record(&prepared).await {
             Ok(decision) => decision,
@@ -239,6 +244,7 @@ impl Work {
             session: prepared.session,
             call: prepared.call,
             kinds,
+            trace: self.trace.clone(),
         };
         let claim = Claim {
             id: self.id.clone(),

@@ -133,6 +133,9 @@ pub struct RawConfig {
     /// The service's own log lines on stderr: `{format: text | json, level}` (`RUST_LOG`
     /// overrides the level; `ASKGATE_LOG_FORMAT` the format).
     pub logging: Option<crate::server::telemetry::RawLogging>,
+    /// OpenTelemetry export: `{endpoint, sample_ratio, decision_records}` (the `OTEL_*`
+    /// variables win; `server::telemetry::otlp`).
+    pub telemetry: Option<crate::server::telemetry::RawTelemetry>,
     /// Where shared state lives: absent (this process) or a `postgres://` URL (a fleet).
     pub store: Option<String>,
     /// This replica's id in a fleet: names its log files and its claims in the store.
@@ -230,6 +233,7 @@ impl RawConfig {
                 }),
                 (lower, higher) => higher.or(lower),
             },
+            telemetry: higher.telemetry.or(self.telemetry),
             store: higher.store.or(self.store),
             replica_id: higher.replica_id.or(self.replica_id),
             config_file: higher.config_file.or(self.config_file),

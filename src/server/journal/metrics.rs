@@ -11,6 +11,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 
+use crate::audit::record::ApprovalAction;
 use crate::audit::writer::{LogStats, COMMIT_BUCKETS};
 use crate::server::metrics::scraped::{counter, counters};
 
@@ -51,6 +52,52 @@ impl UnloggedCounts {
             ],
             stats,
         }
+    }
+}
+
+/// Approvals' answers logged, by action (`approved`, `refused`, `expired`, `withdrawn`,
+/// `voted`): how the asks ended.
+#[derive(Debug, Default)]
+pub(super) struct Answers([AtomicU64; 5]);
+
+const ACTIONS: [ApprovalAction; 5] = [
+    ApprovalAction::Approved,
+    ApprovalAction::Refused,
+    ApprovalAction::Expired,
+    ApprovalAction::Withdrawn,
+    ApprovalAction::Voted,
+];
+
+impl Answers {
+    pub(super) fn count(&self, action: ApprovalAction) {
+        let index = ACTIONS.iter().position(|known| *known == action);
+        if let Some(counter) = index.and_then(|index| self.0.get(index)) {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(super) fn read(&self) -> AnswerCounts {
+        let mut counts = [("", 0); 5];
+        for ((slot, action), count) in counts.iter_mut().zip(ACTIONS).zip(&self.0) {
+            *slot = (action.as_str(), count.load(Ordering::Relaxed));
+        }
+        AnswerCounts(counts)
+    }
+}
+
+/// [`Answers`] as read at one scrape.
+#[derive(Debug)]
+pub(super) struct AnswerCounts([(&'static str, u64); 5]);
+
+impl Collector for AnswerCounts {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        counters(
+            &mut encoder,
+            "askgate_approval_answers",
+            "Answers to approvals logged, by action (approved, refused, expired, withdrawn, voted).",
+            "action",
+            &self.0,
+        )
     }
 }
 

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, RequestMetaObject};
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::held::{HeldCalls, HeldLimit};
 use super::hold::Hold;
@@ -35,7 +36,33 @@ pub struct Front<'a> {
 }
 
 impl Front<'_> {
+    /// The call, in its span: `tools/call <tool>` under the `traceparent` of the request's
+    /// `_meta` (else of its HTTP headers).
     pub async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: &CallRequest<'_>,
+    ) -> CallToolResponse {
+        let tool = match request.name.as_ref() {
+            name @ (DESIGN | PROJECTS) => name,
+            _ => "unknown",
+        };
+        let span = crate::trace::call_span(&format!("tools/call {tool}"), "mcp", tool);
+        if !span.is_disabled() {
+            span.record("mcp.method.name", "tools/call");
+            if let Some(id) = context.parts.headers.get("mcp-session-id") {
+                span.record("mcp.session.id", id.to_str().unwrap_or(""));
+            }
+            if context.meta.0.contains_key("traceparent") {
+                crate::trace::adopt_meta(&span, &context.meta.0);
+            } else {
+                crate::trace::adopt_headers(&span, &context.parts.headers);
+            }
+        }
+        self.call_in_span(request, context).instrument(span).await
+    }
+
+    async fn call_in_span(
         &self,
         request: CallToolRequestParams,
         context: &CallRequest<'_>,

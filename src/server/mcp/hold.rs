@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::call::approval_url;
 use super::outcome;
@@ -103,7 +104,9 @@ impl Hold<'_> {
         let mut current = self.approval.clone();
         let mut before = None;
         loop {
-            let view = self.wait(&current).await?;
+            let span = crate::trace::wait_span(&current.id);
+            let view = self.wait(&current).instrument(span.clone()).await?;
+            span.record("askgate.approval.status", view.status.as_str());
             let view = self.settle(&current, view).await?;
             let next = (view.status == ApprovalStatus::Completed)
                 .then(|| next_approval(view.result.as_ref()))

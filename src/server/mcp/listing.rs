@@ -40,7 +40,7 @@ async fn open(state: &Pipeline, session: &McpSession, tool: &str) -> bool {
     let Ok(prepared) = prepared else {
         return false;
     };
-    let snapshot = state.inner().snapshot.load();
+    let snapshot = state.inner().policies.live();
     !gate_closed(&decide(&prepared.facts, &snapshot))
 }
 

@@ -30,6 +30,7 @@ fn call(data: &str) -> PendingCall {
         session: Session::default(),
         call: ApprovedCall::Design(DesignCall::parse(input, None).unwrap()),
         kinds: vec![ApprovalKind::Batch],
+        trace: None,
     }
 }
 

@@ -57,6 +57,10 @@ pub struct PendingCall {
     pub session: Session,
     pub call: ApprovedCall,
     pub kinds: Vec<ApprovalKind>,
+    /// The asking call's span as a W3C `traceparent`, when it was exported: the release links
+    /// back to it (`crate::trace::link`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

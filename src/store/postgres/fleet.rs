@@ -185,6 +185,11 @@ impl Fleet {
     }
 
     /// Stops the listener and the heartbeat (the lease then lapses by itself).
+    /// Cancelled when this replica stops: its background tasks end with it.
+    pub fn stopped(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
     pub fn stop(&self) {
         self.stop.cancel();
     }
