@@ -45,3 +45,4 @@ mod upstream;
 mod usage;
 mod users;
 mod webhook;
+mod wire_shapes;

@@ -5,6 +5,9 @@
 //! replica of this version writes is what one of the previous version reads, and back. A
 //! change of a row's shape is a new `…V2` type, a new fleet schema version (`migrate`), and a
 //! new fixture. `V1` is the shape every replica has written since the fleet store began.
+//! Approvals (`approvals.view`, `approvals.call`) are still the domain types written as JSON;
+//! their shape is pinned the same way, by `tests/fixtures/store/approvals-v1.json` read and
+//! written back unchanged below (and the HTTP/webhook body by `tests/fixtures/api/`).
 
 use std::collections::BTreeSet;
 
@@ -328,6 +331,28 @@ mod tests {
             .map(|attestation| format!("{:?}", attestation.mode))
             .collect();
         assert_eq!(modes.len(), 6, "every mode: {modes:?}");
+    }
+
+    /// An approval row (`approvals.view`, `approvals.call`) of every card kind, as the
+    /// previous version wrote it, reads as this version's approval and held call and writes
+    /// back the same JSON: a field renamed or dropped in the domain types fails here.
+    #[test]
+    fn approvals_of_the_v1_fixture_read_and_write_back_unchanged() {
+        use crate::store::approvals::{ApprovalView, PendingCall};
+        let rows: Vec<Value> =
+            serde_json::from_str(include_str!("../../tests/fixtures/store/approvals-v1.json"))
+                .expect("the fixture is JSON");
+        let mut kinds = BTreeSet::new();
+        for row in rows {
+            let stored = row.get("view").cloned().unwrap_or_default();
+            let view: ApprovalView = serde_json::from_value(stored.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&view).unwrap(), stored);
+            let held = row.get("call").cloned().unwrap_or_default();
+            let call: PendingCall = serde_json::from_value(held.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&call).unwrap(), held);
+            kinds.insert(format!("{}/{:?}", view.summary.tool, view.card.kind()));
+        }
+        assert_eq!(kinds.len(), 4, "consent, grant, two batches: {kinds:?}");
     }
 
     #[test]

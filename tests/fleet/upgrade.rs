@@ -150,3 +150,69 @@ async fn a_replica_of_this_version_serves_a_store_the_previous_version_wrote() {
         "the replica applied every event in the V1 shape"
     );
 }
+
+/// An approval the previous version held — its row exactly as that version wrote it (the
+/// committed `tests/fixtures/store/approvals-v1.json`: the card, the held call, its binding) —
+/// is listed, approved and run by a replica of this version after the upgrade.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i39_an_approval_the_previous_version_held_is_approved_and_run_by_this_one() {
+    let database = Database::fresh("upgrade_approval").await;
+    at_previous_version(&database).await;
+    let client = database.client().await;
+    let mut row = fixture("approvals-v1.json")
+        .into_iter()
+        .find(|row| row["view"]["summary"]["tool"] == "Projects")
+        .expect("the fixture holds a Projects approval");
+    let expires = time::OffsetDateTime::now_utc() + time::Duration::minutes(5);
+    row["view"]["expires_at"] = json!(expires
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap());
+    let id = row["view"]["id"].as_str().unwrap().to_string();
+    client
+        .execute(
+            "INSERT INTO approvals (id, decision_id, requested_by, status, view, call, bytes, \
+             expires_at, open, quorum) \
+             VALUES ($1, 'previous-decision', $2, 'pending', $3, $4, 100, $5, true, 1)",
+            &[
+                &id,
+                &row["view"]["requested_by"].as_str().unwrap(),
+                &row["view"],
+                &row["call"],
+                &expires,
+            ],
+        )
+        .await
+        .unwrap();
+
+    let root = tempfile::tempdir().unwrap();
+    let policies_dir = ask_delete_policies(root.path());
+    let replica = Replica::start("new", root.path(), &database.url, &policies_dir).await;
+    let shown = replica.approval(&id, "0s").await;
+    assert_eq!(shown.status, 200, "{}", shown.body);
+    assert_eq!(shown.body["status"], "pending", "{}", shown.body);
+    assert_eq!(shown.body["card"]["kind"], "batch", "{}", shown.body);
+    let approved = replica.approve(&id).await;
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    assert_eq!(approved.body["status"], "completed", "{}", approved.body);
+    assert!(
+        approved.body["result"].get("error").is_none(),
+        "the held delete ran: {}",
+        approved.body
+    );
+    // It ran once: the file is gone from the upstream.
+    let read = json!({"session": {"id": "after", "agent": "main", "mode": "default",
+        "interactive": true}, "input": {"method": "project_read", "path": "notes.md"}});
+    let after = replica
+        .send(
+            reqwest::Method::POST,
+            "/v1/projects/call",
+            Some(super::harness::AGENT),
+            Some(&read),
+        )
+        .await;
+    assert!(
+        after.body.to_string().contains("No doc or file at"),
+        "{}",
+        after.body
+    );
+}
