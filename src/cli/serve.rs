@@ -245,11 +245,11 @@ fn announce(config: &Config, booted: &crate::server::boot::Booted, listeners: &L
         ),
         None => println!("upstream: {}", booted.upstream_url),
     }
-    match &config.log_dir {
+    match &config.log.dir {
         Some(dir) => println!(
             "decision log: {} ({})",
             dir.display(),
-            if config.log_fsync {
+            if config.log.fsync {
                 "fsync"
             } else {
                 "no fsync"

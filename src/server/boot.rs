@@ -46,46 +46,6 @@ pub enum BootError {
     Store(String),
 }
 
-fn journal(config: &Config) -> Result<super::journal::Journal, BootError> {
-    let Some(dir) = &config.log_dir else {
-        return Ok(super::journal::Journal::disabled());
-    };
-    let durability = if config.log_fsync {
-        crate::audit::writer::Durability::Fsync
-    } else {
-        crate::audit::writer::Durability::None
-    };
-    use crate::audit::chain::{checkpoint::Checkpoints, key};
-    // A key file the config names must exist; the default one is made on first run.
-    let key = match &config.log_key_file {
-        Some(path) => key::CheckpointKey::load(path, false),
-        None => key::CheckpointKey::load(
-            &key::default_key_path(dir, config.replica_id.as_ref().map(|id| id.as_str())),
-            true,
-        ),
-    }
-    .map_err(|error| BootError::Log(error.to_string()))?;
-    let public = key.public_hex();
-    let options = crate::audit::writer::LogOptions {
-        durability,
-        replica: config.replica_id.clone(),
-        sync_threads: config.log_sync_threads,
-        room_bytes: config.log_room_bytes,
-        checkpoints: Some(Checkpoints {
-            key,
-            every_records: config.log_checkpoint_records,
-            interval: config.log_checkpoint_interval,
-        }),
-        ..crate::audit::writer::LogOptions::default()
-    };
-    let log = crate::audit::writer::DecisionLog::open(dir, options)
-        .map_err(|error| BootError::Log(error.to_string()))?;
-    Ok(
-        super::journal::Journal::new(Some(log), config.refuse_without_log)
-            .with_checkpoint_key(public),
-    )
-}
-
 /// A service ready to serve, with the sandbox it started (if any).
 pub struct Booted {
     pub state: AppState,
@@ -114,8 +74,10 @@ pub fn load_policies(config: &Config) -> Result<PolicySnapshot, LoadError> {
     sources::load(&policy_args(config))
 }
 
-/// Builds the state; starts an in-process sandbox on 127.0.0.1:0 when no upstream is given.
-pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, BootError> {
+/// The policy generation of `config`'s directories, and the reloader that rebuilds it.
+fn load_generation(
+    config: &Config,
+) -> Result<(Arc<super::policies::Policies>, super::reload::Reloader), BootError> {
     let loaded_from =
         super::reload::fingerprint_of(&policy_args(config), shadow_args(config).as_ref());
     let snapshot = load_policies(config)?;
@@ -132,6 +94,29 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         &snapshot,
         loaded_from,
     );
+    let policies = Arc::new(super::policies::Policies::new(
+        super::policies::Generation {
+            live: Arc::new(snapshot),
+            hook: Arc::new(hook_snapshot),
+            shadow: shadow.map(Arc::new),
+            approving: Arc::new(approving),
+        },
+    ));
+    Ok((policies, reloader))
+}
+
+/// The upstream: the configured URL with its credentials, or an in-process sandbox on
+/// 127.0.0.1:0 with the sandbox's own.
+async fn start_upstream(
+    config: &Config,
+) -> Result<
+    (
+        String,
+        Option<Sandbox>,
+        super::config::RawUpstreamCredentials,
+    ),
+    BootError,
+> {
     let (upstream_url, sandbox, credentials) = match &config.upstream {
         Upstream::Url(url) => (url.clone(), None, config.credentials.clone()),
         Upstream::Sandbox => {
@@ -165,6 +150,56 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         session_token: None,
         scopes: Vec::new(),
     });
+    Ok((upstream_url, sandbox, credentials))
+}
+
+/// Where shared state lives: this process, or the fleet's PostgreSQL (`store`).
+async fn open_stores(
+    config: &Config,
+    design: DesignClient,
+    projects: Option<ProjectsExecutor>,
+) -> Result<Stores, BootError> {
+    Ok(match &config.store {
+        None => (
+            Approvals::in_memory(config.approvals),
+            super::console::session::ConsoleSessions::default(),
+            Account::new(design, projects),
+            None,
+            Attestations::default(),
+        ),
+        Some(url) => {
+            let options = crate::store::postgres::FleetOptions::new(match &config.replica_id {
+                Some(replica) => replica.as_str().to_string(),
+                None => crate::store::postgres::replica_id(),
+            });
+            let stores = crate::store::postgres::open(url, options, config.approvals)
+                .await
+                .map_err(|error| BootError::Store(error.to_string()))?;
+            (
+                Approvals::new(stores.approvals),
+                super::console::session::ConsoleSessions::new(stores.console),
+                Account::with_store(design, projects, stores.account),
+                Some(stores.fleet),
+                Attestations::new(stores.attestations),
+            )
+        }
+    })
+}
+
+/// What [`open_stores`] opens: the approval books, console sessions, the account, the fleet
+/// (if any) and the hook attestations.
+type Stores = (
+    Approvals,
+    super::console::session::ConsoleSessions,
+    Account,
+    Option<Arc<crate::store::postgres::Fleet>>,
+    Attestations,
+);
+
+/// Builds the state; starts an in-process sandbox on 127.0.0.1:0 when no upstream is given.
+pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, BootError> {
+    let (policies, reloader) = load_generation(config)?;
+    let (upstream_url, sandbox, credentials) = start_upstream(config).await?;
     let client = reqwest::Client::builder()
         .build()
         .map_err(|error| BootError::Client(error.to_string()))?;
@@ -216,39 +251,8 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         )
     });
     environment.session_token = environment.session_token || credentials.session_token.is_some();
-    let (approvals, console, account, fleet, attestations) = match &config.store {
-        None => (
-            Approvals::in_memory(config.approvals),
-            super::console::session::ConsoleSessions::default(),
-            Account::new(design, projects),
-            None,
-            Attestations::default(),
-        ),
-        Some(url) => {
-            let options = crate::store::postgres::FleetOptions::new(match &config.replica_id {
-                Some(replica) => replica.as_str().to_string(),
-                None => crate::store::postgres::replica_id(),
-            });
-            let stores = crate::store::postgres::open(url, options, config.approvals)
-                .await
-                .map_err(|error| BootError::Store(error.to_string()))?;
-            (
-                Approvals::new(stores.approvals),
-                super::console::session::ConsoleSessions::new(stores.console),
-                Account::with_store(design, projects, stores.account),
-                Some(stores.fleet),
-                Attestations::new(stores.attestations),
-            )
-        }
-    };
-    let policies = Arc::new(super::policies::Policies::new(
-        super::policies::Generation {
-            live: Arc::new(snapshot),
-            hook: Arc::new(hook_snapshot),
-            shadow: shadow.map(Arc::new),
-            approving: Arc::new(approving),
-        },
-    ));
+    let (approvals, console, account, fleet, attestations) =
+        open_stores(config, design, projects).await?;
     let inner = Inner {
         policies: policies.clone(),
         callers: intake(config)?,
@@ -273,7 +277,10 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         metrics: Metrics::default(),
         approval_ttl: config.approval_ttl,
         reloader: Some(Arc::new(reloader)),
-        journal: journal(config)?,
+        journal: config
+            .log
+            .open(config.replica_id.as_ref())
+            .map_err(BootError::Log)?,
         attestations,
     };
     let pipeline = Pipeline(Arc::new(inner));
@@ -290,7 +297,7 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
         console: ConsoleState {
             pipeline: pipeline.clone(),
             sessions: Arc::new(console),
-            log_dir: config.log_dir.clone(),
+            log_dir: config.log.dir.clone(),
             oidc: console_oidc(config)?,
         },
         admin: AdminState {

@@ -41,7 +41,8 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    fn new(field: &str, message: String) -> Self {
+    /// The key `field` (as the file names it) and what is wrong with its value.
+    pub fn new(field: &str, message: String) -> Self {
         Self {
             field: field.to_string(),
             message,
@@ -88,18 +89,8 @@ pub struct Config {
     /// The configuration file, when there is one (askgate's own: see `service_paths`).
     pub config_file: Option<PathBuf>,
     pub shadow_policies: Vec<PathBuf>,
-    pub log_dir: Option<PathBuf>,
-    pub refuse_without_log: bool,
-    pub log_fsync: bool,
-    /// Writer threads with fsync (`audit::writer::LogOptions::sync_threads`).
-    pub log_sync_threads: usize,
-    /// Zero-filled room past the open log file's last line (`LogOptions::room_bytes`).
-    pub log_room_bytes: u64,
-    /// The checkpoint key file (`log_key_file`); `None`: the default beside the log.
-    pub log_key_file: Option<PathBuf>,
-    /// A signed checkpoint after this many records or this long (`log_checkpoint_*`).
-    pub log_checkpoint_records: u64,
-    pub log_checkpoint_interval: std::time::Duration,
+    /// The decision log (`log_dir` and the `log_*` keys: `journal::settings`).
+    pub log: super::journal::settings::LogSettings,
     pub http: HttpLimits,
     pub mcp: mcp::McpSettings,
     /// The approval webhook (`notify`), if any.
@@ -121,6 +112,7 @@ pub struct Config {
 
 impl Config {
     pub fn validate(raw: RawConfig) -> Result<Self, ConfigError> {
+        let log = super::journal::settings::LogSettings::validate(&raw)?;
         let listen: SocketAddr = raw
             .listen
             .as_deref()
@@ -172,47 +164,6 @@ impl Config {
             .unwrap_or_else(|| std::env::temp_dir().join("askgate-spill"));
         projects::refuse_working_dir(raw.working_dir.is_some())?;
         let local_path_root = raw.projects.unwrap_or_default().validate()?;
-        let refuse_without_log = match raw.log_failure.as_deref() {
-            None | Some("refuse") => true,
-            Some("allow") => false,
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "log_failure",
-                    format!("`{other}` is not `refuse` or `allow`"),
-                ))
-            }
-        };
-        let log_fsync = match raw.log_durability.as_deref() {
-            None | Some("fsync") => true,
-            Some("none") => false,
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "log_durability",
-                    format!("`{other}` is not `fsync` or `none`"),
-                ))
-            }
-        };
-        let max = crate::audit::writer::MAX_SYNC_THREADS;
-        let log_sync_threads = match raw.log_sync_threads {
-            None => crate::audit::writer::DEFAULT_SYNC_THREADS,
-            Some(count) => usize::try_from(count)
-                .ok()
-                .filter(|count| (1..=max).contains(count))
-                .ok_or_else(|| {
-                    ConfigError::new("log_sync_threads", format!("{count} is not 1 to {max}"))
-                })?,
-        };
-        let most = crate::audit::writer::MAX_ROOM_BYTES;
-        let log_room_bytes = match raw.log_room_bytes {
-            None => crate::audit::writer::DEFAULT_ROOM_BYTES,
-            Some(bytes) if bytes <= most => bytes,
-            Some(bytes) => {
-                return Err(ConfigError::new(
-                    "log_room_bytes",
-                    format!("{bytes} is more than {most} bytes"),
-                ))
-            }
-        };
         let approving = crate::authz::approving::ApprovingSettings {
             separation_of_duties: raw
                 .approvals
@@ -225,28 +176,6 @@ impl Config {
             .as_ref()
             .and_then(|approvals| approvals.refusal_requires_note)
             .unwrap_or(false);
-        let log_checkpoint_records = match raw.log_checkpoint_records {
-            None => crate::audit::chain::checkpoint::DEFAULT_EVERY_RECORDS,
-            Some(count) if count >= 1 => count,
-            Some(count) => {
-                return Err(ConfigError::new(
-                    "log_checkpoint_records",
-                    format!("{count} is not at least 1"),
-                ))
-            }
-        };
-        let log_checkpoint_interval = match raw.log_checkpoint_seconds {
-            None => crate::audit::chain::checkpoint::DEFAULT_INTERVAL,
-            Some(seconds) if (1..=86_400).contains(&seconds) => {
-                std::time::Duration::from_secs(seconds)
-            }
-            Some(seconds) => {
-                return Err(ConfigError::new(
-                    "log_checkpoint_seconds",
-                    format!("{seconds} is not 1 to 86400"),
-                ))
-            }
-        };
         let approvals = ApprovalLimits::validate(raw.approvals)?;
         let http = HttpLimits::validate(raw.http)?;
         let mut mcp = mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
@@ -311,14 +240,7 @@ impl Config {
             refusal_requires_note,
             http,
             shadow_policies: raw.shadow_policies.unwrap_or_default(),
-            log_dir: raw.log_dir,
-            refuse_without_log,
-            log_fsync,
-            log_sync_threads,
-            log_room_bytes,
-            log_key_file: raw.log_key_file,
-            log_checkpoint_records,
-            log_checkpoint_interval,
+            log,
             listen,
             health_listen,
             upstream,

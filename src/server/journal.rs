@@ -2,10 +2,12 @@
 //! log. A decision is durable before its call goes upstream; when the log cannot be written
 //! the call is refused (unless configured otherwise) and the reason says why. An outcome is
 //! logged after its call ran: the answer waits until it is written, not synced. What `/healthz`
-//! says about the log is `health`'s, what `/metrics` says is `metrics`'.
+//! says about the log is `health`'s, what `/metrics` says is `metrics`'; its configuration
+//! (the `log_*` keys) is `settings`'.
 
 mod health;
 mod metrics;
+pub mod settings;
 
 use time::OffsetDateTime;
 use tracing::Instrument;

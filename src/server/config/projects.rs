@@ -66,7 +66,7 @@ impl Config {
     /// directories, is refused (compared by device and inode, so links do not get around it).
     pub fn service_paths(&self) -> Vec<PathBuf> {
         let mut paths: Vec<PathBuf> = self.config_file.iter().cloned().collect();
-        paths.extend(self.log_dir.iter().cloned());
+        paths.extend(self.log.dir.iter().cloned());
         paths.push(self.spill_dir.clone());
         paths.extend(self.policies.iter().cloned());
         paths.extend(self.shadow_policies.iter().cloned());

@@ -146,8 +146,8 @@ fn log_room_bytes_default_to_none_and_are_bounded() {
             ..RawConfig::default()
         })
     };
-    assert_eq!(room(None).unwrap().log_room_bytes, 0);
-    assert_eq!(room(Some(1 << 20)).unwrap().log_room_bytes, 1 << 20);
+    assert_eq!(room(None).unwrap().log.room_bytes, 0);
+    assert_eq!(room(Some(1 << 20)).unwrap().log.room_bytes, 1 << 20);
     let error = room(Some(64 * 1024 * 1024 + 1)).unwrap_err();
     assert_eq!(error.field, "log_room_bytes");
     assert!(
@@ -164,8 +164,8 @@ fn log_sync_threads_default_to_one_and_must_be_one_to_eight() {
             ..RawConfig::default()
         })
     };
-    assert_eq!(threads(None).unwrap().log_sync_threads, 1);
-    assert_eq!(threads(Some(3)).unwrap().log_sync_threads, 3);
+    assert_eq!(threads(None).unwrap().log.sync_threads, 1);
+    assert_eq!(threads(Some(3)).unwrap().log.sync_threads, 3);
     for wrong in [0, 9, u64::MAX] {
         let error = threads(Some(wrong)).unwrap_err();
         assert_eq!(error.field, "log_sync_threads");
@@ -183,16 +183,16 @@ fn log_checkpoints_default_to_1000_records_or_60_seconds_and_are_bounded() {
         })
     };
     let default = checkpoints(None, None).unwrap();
-    assert_eq!(default.log_checkpoint_records, 1000);
+    assert_eq!(default.log.checkpoint_records, 1000);
     assert_eq!(
-        default.log_checkpoint_interval,
+        default.log.checkpoint_interval,
         std::time::Duration::from_secs(60)
     );
-    assert_eq!(default.log_key_file, None);
+    assert_eq!(default.log.key_file, None);
     let set = checkpoints(Some(5), Some(1)).unwrap();
-    assert_eq!(set.log_checkpoint_records, 5);
+    assert_eq!(set.log.checkpoint_records, 5);
     assert_eq!(
-        set.log_checkpoint_interval,
+        set.log.checkpoint_interval,
         std::time::Duration::from_secs(1)
     );
     let error = checkpoints(Some(0), None).unwrap_err();
