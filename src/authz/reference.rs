@@ -49,6 +49,16 @@ impl Whole for CallContext {
                 Value::from(self.caller.usage.retry_after_seconds),
             );
             usage.insert("known".into(), Value::Bool(self.caller.usage.known));
+            let counts = &self.caller.usage;
+            for (name, count) in [
+                ("operation_calls_hour", counts.operation_calls_hour),
+                ("operation_calls_day", counts.operation_calls_day),
+                ("session_calls_hour", counts.session_calls_hour),
+                ("person_calls_hour", counts.person_calls_hour),
+                ("person_calls_day", counts.person_calls_day),
+            ] {
+                usage.insert(name.into(), Value::from(count));
+            }
         }
         caller.insert("usage".into(), usage);
         caller.insert("client".into(), Value::String(self.caller.client.clone()));

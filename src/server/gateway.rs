@@ -292,7 +292,14 @@ impl Pipeline {
     ) -> (crate::facts::Session, CallFacts) {
         let shape = call_shape(call);
         let now = self.inner().clock.now().unix_timestamp();
-        let mut usage = self.inner().usage.facts(&key.principal, shape, now);
+        let operation = call_operation(call);
+        let who = crate::state::usage::Who {
+            principal: &key.principal,
+            operation: &operation,
+            session: &key.id,
+            person: &session.caller.email,
+        };
+        let mut usage = self.inner().usage.facts_for(&who, shape, now);
         if let Some(wait) = self
             .inner()
             .rate
@@ -323,9 +330,14 @@ impl Pipeline {
             shape: call_shape(&prepared.call),
         };
         let now = self.inner().clock.now().unix_timestamp();
-        self.inner()
-            .usage
-            .count(&prepared.session_key.principal, counted, now);
+        let operation = call_operation(&prepared.call);
+        let who = crate::state::usage::Who {
+            principal: &prepared.session_key.principal,
+            operation: &operation,
+            session: &prepared.session_key.id,
+            person: &prepared.session.caller.email,
+        };
+        self.inner().usage.count_for(&who, counted, now);
     }
 
     /// Decides on the call's snapshot (the one its gates were checked on) and counts the
@@ -529,6 +541,14 @@ fn local_design_call(
         operation,
     };
     Ok((partial, false))
+}
+
+/// The call's tool and operation (`ClaudeDesign/write_files`, `Projects/project_write`).
+fn call_operation(call: &ApprovedCall) -> String {
+    match call {
+        ApprovedCall::Design(call) => format!("ClaudeDesign/{}", call.operation),
+        ApprovedCall::Projects(call) => format!("Projects/{}", call.method.as_str()),
+    }
 }
 
 /// The call's shape for "identical calls" (`state::usage::shape`): its stored JSON form.

@@ -38,6 +38,20 @@ pub struct UsageFacts {
     pub asks_hour: i64,
     /// Calls identical to this one (the same tool, operation and arguments) in the last 60 s.
     pub identical_minute: i64,
+    /// This principal's calls of the same tool and operation in the last hour and day.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub operation_calls_hour: i64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub operation_calls_day: i64,
+    /// This principal's calls in the same session in the last hour.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub session_calls_hour: i64,
+    /// Calls made for the same person (the caller's email: every agent acting for them) in
+    /// the last hour and day; 0 when the caller names no person.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub person_calls_hour: i64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub person_calls_day: i64,
     /// This call is over the caller's rate limit (`limits.rate`, `state::rate`): the gate
     /// `gates.rate-limit` denies it. Left out of records when false (and in every record
     /// written before the limit existed).
@@ -73,6 +87,11 @@ impl Default for UsageFacts {
             deletes_day: 0,
             asks_hour: 0,
             identical_minute: 0,
+            operation_calls_hour: 0,
+            operation_calls_day: 0,
+            session_calls_hour: 0,
+            person_calls_hour: 0,
+            person_calls_day: 0,
             rate_limited: false,
             retry_after_seconds: 0,
             known: true,
@@ -98,6 +117,11 @@ impl UsageFacts {
             deletes_day: UNKNOWN_COUNT,
             asks_hour: UNKNOWN_COUNT,
             identical_minute: UNKNOWN_COUNT,
+            operation_calls_hour: UNKNOWN_COUNT,
+            operation_calls_day: UNKNOWN_COUNT,
+            session_calls_hour: UNKNOWN_COUNT,
+            person_calls_hour: UNKNOWN_COUNT,
+            person_calls_day: UNKNOWN_COUNT,
             known: false,
             ..Self::default()
         }
@@ -114,6 +138,19 @@ impl UsageFacts {
             deletes_day: self.deletes_day.saturating_add(other.deletes_day),
             asks_hour: self.asks_hour.saturating_add(other.asks_hour),
             identical_minute: self.identical_minute.saturating_add(other.identical_minute),
+            operation_calls_hour: self
+                .operation_calls_hour
+                .saturating_add(other.operation_calls_hour),
+            operation_calls_day: self
+                .operation_calls_day
+                .saturating_add(other.operation_calls_day),
+            session_calls_hour: self
+                .session_calls_hour
+                .saturating_add(other.session_calls_hour),
+            person_calls_hour: self
+                .person_calls_hour
+                .saturating_add(other.person_calls_hour),
+            person_calls_day: self.person_calls_day.saturating_add(other.person_calls_day),
             ..self
         }
     }
@@ -249,7 +286,37 @@ pub fn shape(call: &[u8]) -> u64 {
     hasher.finish()
 }
 
-/// Every principal's counts: this process's, and in a fleet the others' ([`shared`]).
+/// Whom a call counts for beyond its principal: the tool and operation (`ClaudeDesign/
+/// write_files`), the session id, and the person behind the caller (an email, or "").
+#[derive(Debug, Clone, Copy)]
+pub struct Who<'a> {
+    pub principal: &'a str,
+    pub operation: &'a str,
+    pub session: &'a str,
+    pub person: &'a str,
+}
+
+/// The separator of a composite key (no principal, operation, session id or email holds it).
+const UNIT: char = '\u{1f}';
+
+impl Who<'_> {
+    /// The keys counted beside the principal's: by operation, by session, by person.
+    fn keys(&self) -> [Option<String>; 3] {
+        let principal = self.principal;
+        [
+            Some(format!(
+                "{principal}{UNIT}operation{UNIT}{}",
+                self.operation
+            )),
+            Some(format!("{principal}{UNIT}session{UNIT}{}", self.session)),
+            (!self.person.is_empty()).then(|| format!("{UNIT}person{UNIT}{}", self.person)),
+        ]
+    }
+}
+
+/// Every principal's counts: this process's, and in a fleet the others' ([`shared`]). Keys
+/// are principals and, beside them, a principal's operations and sessions and the people
+/// behind principals ([`Who`]); the cap counts every key.
 #[derive(Debug, Default)]
 pub struct Usage {
     by_principal: DashMap<String, Mutex<Counts>>,
@@ -269,6 +336,36 @@ impl Usage {
     /// The fleet's side of these counts (`None` in one process).
     pub fn fleet(&self) -> Option<&shared::Shared> {
         self.shared.as_ref()
+    }
+
+    /// The usage of the call of `who` at `now`, for a call of `shape`: the principal's counts
+    /// ([`Self::facts`]) with its operation's, its session's and its person's.
+    pub fn facts_for(&self, who: &Who<'_>, shape: u64, now: i64) -> UsageFacts {
+        let mut facts = self.facts(who.principal, shape, now);
+        if !facts.known {
+            return facts;
+        }
+        let [operation, session, person] = who.keys();
+        let of = |key: Option<String>| {
+            key.map(|key| self.facts(&key, shape, now))
+                .unwrap_or_default()
+        };
+        let operation = of(operation);
+        facts.operation_calls_hour = operation.calls_hour;
+        facts.operation_calls_day = operation.calls_day;
+        facts.session_calls_hour = of(session).calls_hour;
+        let person = of(person);
+        facts.person_calls_hour = person.calls_hour;
+        facts.person_calls_day = person.calls_day;
+        facts
+    }
+
+    /// Counts one decided call of `who` at `now`, under each of its keys.
+    pub fn count_for(&self, who: &Who<'_>, call: Counted, now: i64) {
+        self.count(who.principal, call, now);
+        for key in who.keys().into_iter().flatten() {
+            self.count(&key, call, now);
+        }
     }
 
     /// `principal`'s usage at `now` (unix seconds), for a call of `shape`: this process's
@@ -416,6 +513,51 @@ mod tests {
         let next_day = usage.facts("a", 1, start + 2 * 86_400);
         assert!(next_day.is_zero(), "{next_day:?}");
         assert!(usage.facts("b", 1, start).is_zero());
+    }
+
+    #[test]
+    fn a_call_counts_for_its_operation_its_session_and_its_person() {
+        let usage = Usage::default();
+        let start = 1_800_000_000;
+        let who = |principal, operation, session, person| Who {
+            principal,
+            operation,
+            session,
+            person,
+        };
+        usage.count_for(
+            &who("a", "Design/write_files", "s1", "alice@x"),
+            call(true, 0, false, 1),
+            start,
+        );
+        usage.count_for(
+            &who("a", "Design/read_file", "s2", "alice@x"),
+            call(false, 0, false, 2),
+            start,
+        );
+        usage.count_for(
+            &who("b", "Design/write_files", "s1", "alice@x"),
+            call(true, 0, false, 3),
+            start,
+        );
+        let facts = usage.facts_for(
+            &who("a", "Design/write_files", "s1", "alice@x"),
+            9,
+            start + 5,
+        );
+        assert_eq!(facts.calls_hour, 2, "the principal's");
+        assert_eq!(
+            (facts.operation_calls_hour, facts.operation_calls_day),
+            (1, 1)
+        );
+        assert_eq!(facts.session_calls_hour, 1, "its session's, not b's s1");
+        assert_eq!(
+            (facts.person_calls_hour, facts.person_calls_day),
+            (3, 3),
+            "both agents of alice"
+        );
+        let nobody = usage.facts_for(&who("a", "Design/write_files", "s1", ""), 9, start + 5);
+        assert_eq!(nobody.person_calls_hour, 0, "no person, no person's count");
     }
 
     #[test]

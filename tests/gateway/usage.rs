@@ -138,3 +138,52 @@ fn the_documented_limit_rules_load_against_the_schema() {
         assert!(loaded.is_ok(), "{id}: {:?}", loaded.err());
     }
 }
+
+/// The person behind the agents (issue 36 §2): two agent tokens configured for the same
+/// person count together under `person_calls_hour`, so a person's cap holds whichever agent
+/// calls; an agent of another person is not affected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i36_a_persons_cap_counts_every_agent_acting_for_them() {
+    const LAPTOP: &str = "laptop-agent-token-0123456789abcdef0123456789";
+    const CI: &str = "ci-agent-token-0123456789abcdef0123456789abcd";
+    const BOB: &str = "bob-agent-token-0123456789abcdef0123456789abc";
+    let managed = tempfile::tempdir().unwrap();
+    std::fs::write(
+        managed.path().join("limits.cedar"),
+        r#"@id("org.person-three-an-hour")
+@reason("at most 3 calls an hour for one person, whichever agent makes them")
+forbid (principal, action in Action::"ClaudeDesign", resource) when { context.caller.usage.person_calls_hour >= 3 };
+"#,
+    )
+    .unwrap();
+    let dir = managed.path().to_path_buf();
+    let gateway = Gateway::start_with(|raw| {
+        raw.callers = Some(
+            serde_json::from_value(json!([
+                {"token": LAPTOP, "role": "agent", "principal": "alice-laptop", "email": "alice@example.com"},
+                {"token": CI, "role": "agent", "principal": "alice-ci", "email": "alice@example.com"},
+                {"token": BOB, "role": "agent", "principal": "bob-laptop", "email": "bob@example.com"},
+                {"token": APPROVER, "role": "approver", "principal": "approver"},
+            ]))
+            .unwrap(),
+        );
+        raw.policies = Some(vec![dir]);
+    })
+    .await;
+    let consent = gateway
+        .post("/v1/design/consent", Some(APPROVER), None)
+        .await;
+    assert_eq!(consent.status, 200, "{}", consent.body);
+    for (token, path) in [(LAPTOP, "a.html"), (LAPTOP, "b.html"), (CI, "c.html")] {
+        let reply = read(&gateway, token, path).await;
+        assert_ne!(reply.status, 403, "{path}: {}", reply.body);
+    }
+    let fourth = read(&gateway, CI, "d.html").await;
+    assert_eq!(fourth.status, 403, "{}", fourth.body);
+    assert_eq!(
+        fourth.policies(),
+        vec!["org.person-three-an-hour".to_string()]
+    );
+    let bob = read(&gateway, BOB, "a.html").await;
+    assert_ne!(bob.status, 403, "{}", bob.body);
+}
