@@ -208,7 +208,7 @@ pub struct TargetContext {
 impl_fact!(CallerContext; principal, modes, agents, groups, email, usage, client, actor, actors,
     scopes);
 impl_fact!(UsageFacts; calls_minute, calls_hour, calls_day, writes_hour, writes_day, deletes_day,
-    asks_hour, identical_minute, operation_calls_hour, operation_calls_day, session_calls_hour,
+    asks_hour, identical_minute, operation_calls_hour, operation_calls_day,
     person_calls_hour, person_calls_day, rate_limited, retry_after_seconds, known);
 impl_fact!(SessionContext; agent, agent_id, mode, interactive, permission_hook, bypass_available,
     bypass, may_record, attestation, attestation_required);

@@ -53,7 +53,6 @@ impl Whole for CallContext {
             for (name, count) in [
                 ("operation_calls_hour", counts.operation_calls_hour),
                 ("operation_calls_day", counts.operation_calls_day),
-                ("session_calls_hour", counts.session_calls_hour),
                 ("person_calls_hour", counts.person_calls_hour),
                 ("person_calls_day", counts.person_calls_day),
             ] {

@@ -296,7 +296,6 @@ impl Pipeline {
         let who = crate::state::usage::Who {
             principal: &key.principal,
             operation: &operation,
-            session: &key.id,
             person: &session.caller.email,
         };
         let mut usage = self.inner().usage.facts_for(&who, shape, now);
@@ -334,7 +333,6 @@ impl Pipeline {
         let who = crate::state::usage::Who {
             principal: &prepared.session_key.principal,
             operation: &operation,
-            session: &prepared.session_key.id,
             person: &prepared.session.caller.email,
         };
         self.inner().usage.count_for(&who, counted, now);

@@ -43,9 +43,6 @@ pub struct UsageFacts {
     pub operation_calls_hour: i64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub operation_calls_day: i64,
-    /// This principal's calls in the same session in the last hour.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub session_calls_hour: i64,
     /// Calls made for the same person (the caller's email: every agent acting for them) in
     /// the last hour and day; 0 when the caller names no person.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -89,7 +86,6 @@ impl Default for UsageFacts {
             identical_minute: 0,
             operation_calls_hour: 0,
             operation_calls_day: 0,
-            session_calls_hour: 0,
             person_calls_hour: 0,
             person_calls_day: 0,
             rate_limited: false,
@@ -119,7 +115,6 @@ impl UsageFacts {
             identical_minute: UNKNOWN_COUNT,
             operation_calls_hour: UNKNOWN_COUNT,
             operation_calls_day: UNKNOWN_COUNT,
-            session_calls_hour: UNKNOWN_COUNT,
             person_calls_hour: UNKNOWN_COUNT,
             person_calls_day: UNKNOWN_COUNT,
             known: false,
@@ -144,9 +139,6 @@ impl UsageFacts {
             operation_calls_day: self
                 .operation_calls_day
                 .saturating_add(other.operation_calls_day),
-            session_calls_hour: self
-                .session_calls_hour
-                .saturating_add(other.session_calls_hour),
             person_calls_hour: self
                 .person_calls_hour
                 .saturating_add(other.person_calls_hour),
@@ -287,12 +279,13 @@ pub fn shape(call: &[u8]) -> u64 {
 }
 
 /// Whom a call counts for beyond its principal: the tool and operation (`ClaudeDesign/
-/// write_files`), the session id, and the person behind the caller (an email, or "").
+/// write_files`) and the person behind the caller (an email, or ""). Both are few per
+/// principal, so these keys stay few; a key per session is not kept (sessions are many, and
+/// each key holds a principal's whole windows, ~4.3 KiB).
 #[derive(Debug, Clone, Copy)]
 pub struct Who<'a> {
     pub principal: &'a str,
     pub operation: &'a str,
-    pub session: &'a str,
     pub person: &'a str,
 }
 
@@ -301,22 +294,21 @@ const UNIT: char = '\u{1f}';
 
 impl Who<'_> {
     /// The keys counted beside the principal's: by operation, by session, by person.
-    fn keys(&self) -> [Option<String>; 3] {
+    fn keys(&self) -> [Option<String>; 2] {
         let principal = self.principal;
         [
             Some(format!(
                 "{principal}{UNIT}operation{UNIT}{}",
                 self.operation
             )),
-            Some(format!("{principal}{UNIT}session{UNIT}{}", self.session)),
             (!self.person.is_empty()).then(|| format!("{UNIT}person{UNIT}{}", self.person)),
         ]
     }
 }
 
 /// Every principal's counts: this process's, and in a fleet the others' ([`shared`]). Keys
-/// are principals and, beside them, a principal's operations and sessions and the people
-/// behind principals ([`Who`]); the cap counts every key.
+/// are principals and, beside them, a principal's operations and the people behind
+/// principals ([`Who`]); the cap counts every key.
 #[derive(Debug, Default)]
 pub struct Usage {
     by_principal: DashMap<String, Mutex<Counts>>,
@@ -339,13 +331,13 @@ impl Usage {
     }
 
     /// The usage of the call of `who` at `now`, for a call of `shape`: the principal's counts
-    /// ([`Self::facts`]) with its operation's, its session's and its person's.
+    /// ([`Self::facts`]) with its operation's and its person's.
     pub fn facts_for(&self, who: &Who<'_>, shape: u64, now: i64) -> UsageFacts {
         let mut facts = self.facts(who.principal, shape, now);
         if !facts.known {
             return facts;
         }
-        let [operation, session, person] = who.keys();
+        let [operation, person] = who.keys();
         let of = |key: Option<String>| {
             key.map(|key| self.facts(&key, shape, now))
                 .unwrap_or_default()
@@ -353,7 +345,6 @@ impl Usage {
         let operation = of(operation);
         facts.operation_calls_hour = operation.calls_hour;
         facts.operation_calls_day = operation.calls_day;
-        facts.session_calls_hour = of(session).calls_hour;
         let person = of(person);
         facts.person_calls_hour = person.calls_hour;
         facts.person_calls_day = person.calls_day;
@@ -516,47 +507,28 @@ mod tests {
     }
 
     #[test]
-    fn a_call_counts_for_its_operation_its_session_and_its_person() {
+    fn a_call_counts_for_its_operation_and_its_person() {
         let usage = Usage::default();
         let start = 1_800_000_000;
-        let who = |principal, operation, session, person| Who {
+        let who = |principal, operation, person| Who {
             principal,
             operation,
-            session,
             person,
         };
-        usage.count_for(
-            &who("a", "Design/write_files", "s1", "alice@x"),
-            call(true, 0, false, 1),
-            start,
-        );
-        usage.count_for(
-            &who("a", "Design/read_file", "s2", "alice@x"),
-            call(false, 0, false, 2),
-            start,
-        );
-        usage.count_for(
-            &who("b", "Design/write_files", "s1", "alice@x"),
-            call(true, 0, false, 3),
-            start,
-        );
-        let facts = usage.facts_for(
-            &who("a", "Design/write_files", "s1", "alice@x"),
-            9,
-            start + 5,
-        );
+        let write = who("a", "Design/write_files", "alice@x");
+        usage.count_for(&write, call(true, 0, false, 1), start);
+        let read = who("a", "Design/read_file", "alice@x");
+        usage.count_for(&read, call(false, 0, false, 2), start);
+        let other = who("b", "Design/write_files", "alice@x");
+        usage.count_for(&other, call(true, 0, false, 3), start);
+        let facts = usage.facts_for(&write, 9, start + 5);
         assert_eq!(facts.calls_hour, 2, "the principal's");
         assert_eq!(
             (facts.operation_calls_hour, facts.operation_calls_day),
             (1, 1)
         );
-        assert_eq!(facts.session_calls_hour, 1, "its session's, not b's s1");
-        assert_eq!(
-            (facts.person_calls_hour, facts.person_calls_day),
-            (3, 3),
-            "both agents of alice"
-        );
-        let nobody = usage.facts_for(&who("a", "Design/write_files", "s1", ""), 9, start + 5);
+        assert_eq!((facts.person_calls_hour, facts.person_calls_day), (3, 3));
+        let nobody = usage.facts_for(&who("a", "Design/write_files", ""), 9, start + 5);
         assert_eq!(nobody.person_calls_hour, 0, "no person, no person's count");
     }
 
