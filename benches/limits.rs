@@ -53,6 +53,8 @@ fn main() {
                 writes: n % 3 == 0,
                 deleted_paths: 0,
                 asked: false,
+                denied: n % 7 == 0,
+                uploaded_bytes: if n % 3 == 0 { 2_048 } else { 0 },
                 shape: 7,
             },
             now,

@@ -95,5 +95,8 @@ pub fn snapshot_name(path: &Path) -> String {
 pub mod browser;
 pub mod claude_code;
 pub mod fake_messages;
+pub mod in_process;
 pub mod oidc;
 pub mod otlp;
+pub mod reply;
+pub mod serve;

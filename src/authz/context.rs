@@ -209,7 +209,8 @@ impl_fact!(CallerContext; principal, modes, agents, groups, email, usage, client
     scopes);
 impl_fact!(UsageFacts; calls_minute, calls_hour, calls_day, writes_hour, writes_day, deletes_day,
     asks_hour, identical_minute, operation_calls_hour, operation_calls_day,
-    person_calls_hour, person_calls_day, rate_limited, retry_after_seconds, known);
+    person_calls_hour, person_calls_day, session_calls_hour, denies_hour, denies_day, uploaded_bytes_hour,
+    uploaded_bytes_day, rate_limited, retry_after_seconds, known);
 impl_fact!(SessionContext; agent, agent_id, mode, interactive, permission_hook, bypass_available,
     bypass, may_record, attestation, attestation_required);
 impl_fact!(EnvironmentContext; provider, essential_traffic_only, design_sync, projects_tool,

@@ -55,6 +55,11 @@ impl Whole for CallContext {
                 ("operation_calls_day", counts.operation_calls_day),
                 ("person_calls_hour", counts.person_calls_hour),
                 ("person_calls_day", counts.person_calls_day),
+                ("session_calls_hour", counts.session_calls_hour),
+                ("denies_hour", counts.denies_hour),
+                ("denies_day", counts.denies_day),
+                ("uploaded_bytes_hour", counts.uploaded_bytes_hour),
+                ("uploaded_bytes_day", counts.uploaded_bytes_day),
             ] {
                 usage.insert(name.into(), Value::from(count));
             }

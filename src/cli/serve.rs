@@ -140,10 +140,10 @@ async fn serve(config: Config, watch_seconds: u64, exporting: Option<&Exporting>
     if let Some(exporting) = exporting {
         crate::server::admin::push_metrics(exporting, booted.state.pipeline.clone()).await;
     }
-    crate::server::admin::spawn_sighup(booted.state.pipeline.clone());
+    crate::server::admin::spawn_sighup(booted.state.admin.clone());
     if watch_seconds > 0 {
         crate::server::admin::spawn_watcher(
-            booted.state.pipeline.clone(),
+            booted.state.admin.clone(),
             std::time::Duration::from_secs(watch_seconds),
         );
     }
@@ -176,7 +176,7 @@ async fn serve(config: Config, watch_seconds: u64, exporting: Option<&Exporting>
             }
         });
     }
-    let fleet = booted.state.inner().fleet.clone();
+    let fleet = booted.state.admin.fleet.clone();
     let served = crate::server::run_with(listeners.main, booted.state, config.http, shutdown).await;
     if let Some(fleet) = fleet {
         // A graceful stop gives the replica id up, so a restart need not wait for its lease.
@@ -260,7 +260,7 @@ fn announce(config: &Config, booted: &crate::server::boot::Booted, listeners: &L
     if let Some(key) = booted.state.inner().journal.checkpoint_key() {
         println!("decision log checkpoint key: {key} (askgate log verify --key {key} DIR)");
     }
-    match &booted.state.inner().fleet {
+    match &booted.state.admin.fleet {
         Some(fleet) => println!(
             "store: {} (replica {}; approvals and console sessions shared by the fleet)",
             fleet.store,

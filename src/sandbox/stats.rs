@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tracing::Instrument;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -40,11 +39,20 @@ pub struct Counters {
     pub token_refreshes: Counter,
     /// Every request outside `/_sandbox/*`.
     pub requests: Counter,
+    /// The W3C `traceparent` the last request that carried one carried (what shows a test
+    /// that askgate passed its caller's context on).
+    last_traceparent: std::sync::Mutex<Option<String>>,
 }
 
 impl Counters {
     pub fn count_tool_call(&self, tool: &str) {
         *self.tools_call.entry(tool.to_owned()).or_insert(0) += 1;
+    }
+
+    fn last_traceparent(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.last_traceparent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub fn clear(&self) {
@@ -59,6 +67,7 @@ impl Counters {
             counter.clear();
         }
         self.tools_call.clear();
+        *self.last_traceparent() = None;
     }
 }
 
@@ -66,15 +75,19 @@ impl Counters {
 pub async fn count(State(shared): State<SharedState>, request: Request, next: Next) -> Response {
     if !request.uri().path().starts_with("/_sandbox/") {
         shared.counters.requests.increment();
+        if let Some(parent) = request.headers().get("traceparent") {
+            let parent = parent.to_str().unwrap_or("").to_string();
+            *shared.counters.last_traceparent() = Some(parent);
+        }
     }
     // A request that carried a W3C `traceparent` joins its caller's trace, as a real upstream
     // would (what shows, in a test's trace, that askgate sent it).
-    let span = crate::trace::upstream_server_span(
+    let trace = crate::trace::upstream_server(
         request.method().as_str(),
         request.uri().path(),
         request.headers(),
     );
-    next.run(request).instrument(span).await
+    trace.run(next.run(request)).await
 }
 
 pub fn snapshot(shared: &Shared) -> serde_json::Value {
@@ -93,5 +106,6 @@ pub fn snapshot(shared: &Shared) -> serde_json::Value {
         "token_refreshes": counters.token_refreshes.get(),
         "projects_requests": shared.projects.requests(),
         "requests": counters.requests.get(),
+        "last_traceparent": counters.last_traceparent().clone(),
     })
 }

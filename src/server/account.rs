@@ -18,6 +18,8 @@ pub const CATALOG_AGENTS: usize = 64;
 pub struct Account {
     pub design: DesignClient,
     pub projects: Option<ProjectsExecutor>,
+    /// The scopes of the upstream credential (Projects needs both project scopes).
+    pub scopes: Vec<String>,
     /// Changed only through its events (and the follow-ups that name them).
     pub store: Arc<dyn AccountStore>,
     catalog: RwLock<Option<Arc<Catalog>>>,
@@ -32,6 +34,11 @@ impl Account {
         Self::with_store(design, projects, Arc::new(MemoryAccount::default()))
     }
 
+    /// This account with its credential's `scopes`.
+    pub fn with_scopes(self, scopes: Vec<String>) -> Self {
+        Self { scopes, ..self }
+    }
+
     pub fn with_store(
         design: DesignClient,
         projects: Option<ProjectsExecutor>,
@@ -40,6 +47,7 @@ impl Account {
         Self {
             design,
             projects,
+            scopes: Vec::new(),
             store,
             catalog: RwLock::new(None),
             served_catalogs: Mutex::new(VecDeque::new()),

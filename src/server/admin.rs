@@ -3,6 +3,7 @@
 //! and the reloads that a changed policy directory or `SIGHUP` start; `/metrics`' text is also
 //! what is pushed as OTLP metrics when export is on.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
@@ -24,6 +25,29 @@ pub struct AdminState {
     pub pipeline: Pipeline,
     /// The bearer token `GET /metrics` requires, if one is configured.
     pub metrics_token: Option<String>,
+    /// What rebuilds the policy generation from its directories (`None`: reload is not
+    /// configured, as in tests that build a service from policy text).
+    pub reloader: Option<Arc<super::reload::Reloader>>,
+    /// This replica's place in the fleet (`serve --store postgres://…`); `None` in memory.
+    pub fleet: Option<Arc<crate::store::postgres::Fleet>>,
+}
+
+impl AdminState {
+    /// Rebuilds the policy generation from its directories and swaps it if valid.
+    pub async fn reload(&self) -> super::reload::ReloadReport {
+        let policies = &self.pipeline.inner().policies;
+        let current = policies.current();
+        let Some(reloader) = &self.reloader else {
+            return super::reload::ReloadReport {
+                reloaded: false,
+                snapshot: current.live.hash().to_string(),
+                problems: vec!["reload is not configured".to_string()],
+            };
+        };
+        reloader
+            .reload(&current, |generation| policies.swap(generation))
+            .await
+    }
 }
 
 impl axum::extract::FromRef<AdminState> for Pipeline {
@@ -67,7 +91,7 @@ async fn log_key(State(admin): State<AdminState>) -> axum::response::Response {
         Some(key) => Json(json!({
             "key": key,
             "algorithm": "ed25519",
-            "replica": inner.fleet.as_ref().map(|fleet| fleet.replica().to_string()),
+            "replica": admin.fleet.as_ref().map(|fleet| fleet.replica().to_string()),
         }))
         .into_response(),
         None => (
@@ -82,17 +106,13 @@ pub async fn healthz(State(admin): State<AdminState>) -> Json<Value> {
     let state = &admin.pipeline;
     let generation = state.inner().policies.current();
     let snapshot = &generation.live;
-    let reload = state
-        .inner()
-        .reloader
-        .as_ref()
-        .map(|reloader| json!(reloader.status()));
+    let reload = (admin.reloader.as_ref()).map(|reloader| json!(reloader.status()));
     let shadow = generation
         .shadow
         .as_ref()
         .map(|shadow| shadow.hash().to_string());
     let log = state.inner().journal.health(state.inner().clock.now());
-    let store = match &state.inner().fleet {
+    let store = match &admin.fleet {
         Some(fleet) => fleet.health(),
         None => crate::store::account::memory_health(),
     };
@@ -116,9 +136,7 @@ pub async fn reload(
     Approver(_caller): Approver,
     State(admin): State<AdminState>,
 ) -> Result<Json<Value>, ApiError> {
-    let state = &admin.pipeline;
-    let report = state.reload().await;
-    Ok(Json(json!(report)))
+    Ok(Json(json!(admin.reload().await)))
 }
 
 /// `GET /metrics`: open unless `metrics_token` is configured, then that bearer token only.
@@ -145,11 +163,12 @@ pub async fn metrics(
 pub async fn metrics_text(state: &Pipeline) -> String {
     let pending = state
         .inner()
+        .approving
         .approvals
         .pending_count(state.inner().clock.now())
         .await;
     let mut scraped =
-        super::metrics::scraped::registry(pending, &state.inner().notifier.deliveries);
+        super::metrics::scraped::registry(pending, &state.inner().approving.notifier.deliveries);
     state.inner().journal.scraped(&mut scraped);
     state.inner().metrics.render(&scraped)
 }
@@ -173,9 +192,9 @@ pub async fn push_metrics(exporting: &super::telemetry::Exporting, pipeline: Pip
 }
 
 /// Polls the directories every `every` and reloads when their fingerprint changes.
-pub fn spawn_watcher(state: Pipeline, every: Duration) -> tokio::task::JoinHandle<()> {
+pub fn spawn_watcher(state: AdminState, every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let Some(reloader) = state.inner().reloader.clone() else {
+        let Some(reloader) = state.reloader.clone() else {
             return;
         };
         loop {
@@ -190,7 +209,7 @@ pub fn spawn_watcher(state: Pipeline, every: Duration) -> tokio::task::JoinHandl
 }
 
 /// Reloads on SIGHUP (Unix).
-pub fn spawn_sighup(state: Pipeline) {
+pub fn spawn_sighup(state: AdminState) {
     tokio::spawn(async move {
         let Ok(mut hangups) =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())

@@ -1,14 +1,13 @@
 //! server::app: the service's state as `serve` runs it — the decision pipeline and each
 //! feature's own state beside it — and the one router made of the features' routers.
 
-use std::sync::Arc;
-
 use axum::Router;
 
 use super::admin::AdminState;
 use super::console::ConsoleState;
 use super::gateway::Pipeline;
-use super::mcp::McpSettings;
+use super::hook::HookState;
+use super::mcp::McpState;
 
 /// The whole service's state; cheap to clone.
 #[derive(Clone)]
@@ -16,8 +15,9 @@ pub struct AppState {
     pub pipeline: Pipeline,
     pub console: ConsoleState,
     pub admin: AdminState,
-    /// The MCP front door's settings (`server::mcp`).
-    pub mcp: Arc<McpSettings>,
+    pub hook: HookState,
+    /// The MCP front door's settings and parts (`server::mcp`).
+    pub mcp: McpState,
 }
 
 impl AppState {
@@ -31,11 +31,8 @@ impl AppState {
     pub fn router(&self) -> Router {
         Router::new()
             .merge(super::routes::router(self.pipeline.clone()))
-            .merge(super::hook::router(self.pipeline.clone()))
-            .merge(super::mcp::router(
-                self.pipeline.clone(),
-                Arc::clone(&self.mcp),
-            ))
+            .merge(super::hook::router(self.hook.clone()))
+            .merge(super::mcp::router(self.pipeline.clone(), self.mcp.clone()))
             .merge(super::console::router(self.console.clone()))
             .merge(super::admin::router(self.admin.clone()))
     }

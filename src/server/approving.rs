@@ -34,6 +34,19 @@ use crate::store::approvals::{
 pub use next::{next_approval, NEXT_APPROVAL};
 pub use sweeper::spawn_sweeper;
 
+/// What the approving feature keeps in the pipeline, since every door's ask ends here: the
+/// approval books, the webhook's sender, who may answer (`routing`) and how long an approval
+/// lives.
+pub struct Desk {
+    /// The approval books: an ask is held here until an approver decides.
+    pub approvals: crate::store::approvals::Approvals,
+    /// The approval webhook's sender (does nothing when none is configured).
+    pub notifier: super::notify::Notifier,
+    /// Who may answer which approval: the approving set and its settings (issue 35).
+    pub routing: routing::Routing,
+    pub ttl: time::Duration,
+}
+
 impl Pipeline {
     /// Holds an asked call for a human, or refuses it (429, logged as the decision's outcome)
     /// when a cap on open approvals would be passed. The call moves into the approval.
@@ -57,31 +70,30 @@ impl Pipeline {
             id: format!("ap_{}", uuid::Uuid::new_v4().simple()),
             status: ApprovalStatus::Pending,
             requested_by: principal.to_string(),
-            session_id: prepared.session_key.id.clone(),
+            session_id: prepared.intake.session_key.id.clone(),
             summary: prepared.facts.summary.clone(),
             card,
             created_at: now,
-            expires_at: now + approval_life(inner.approval_ttl, prepared.waits_for),
+            expires_at: now + approval_life(inner.approving.ttl, prepared.arrival.waits_for),
             approved_by: None,
             result: None,
-            asked_as: AskedAs::of(&prepared.session),
+            asked_as: AskedAs::of(&prepared.intake.session),
             client,
             quorum: prepared.snapshot.quorum(&decision.policies),
             votes: Vec::new(),
             escalated: false,
-            bound: Some(Binding::of(&prepared.call, prepared.snapshot.hash())),
+            bound: Some(Binding::of(&prepared.intake.call, prepared.snapshot.hash())),
         };
         let decision_id = prepared.decision_id;
         // A request of this process holds the call open, or will once its client is back.
         let held_open = client != ClientWait::Polls;
         let pending = PendingCall {
-            session_key: prepared.session_key,
-            session: prepared.session,
-            call: prepared.call,
+            intake: prepared.intake,
             kinds,
             trace: crate::trace::traceparent(),
         };
         let created = inner
+            .approving
             .approvals
             .create(view, pending, &decision_id, held_open, now)
             .await;
@@ -89,7 +101,7 @@ impl Pipeline {
             Ok(view) => {
                 tracing::Span::current().record("askgate.approval.id", view.id.as_str());
                 inner.metrics.approval_asked(view.card.kind().as_str());
-                inner.notifier.approval_held(&view, now);
+                inner.approving.notifier.approval_held(&view, now);
                 Ok(Handled::Asked {
                     decision,
                     approval: Box::new(view),
@@ -117,11 +129,11 @@ impl Pipeline {
     ) -> Result<ApprovalView, ApiError> {
         self.eligible(caller, id, Vote::Approve).await?;
         let inner = self.inner();
-        let limits = *inner.approvals.limits();
+        let limits = *inner.approving.approvals.limits();
         let deadline = tokio::time::Instant::now() + limits.approve_wait;
         let now = inner.clock.now();
         let ballot = Ballot::new(&caller.principal, Vote::Approve, now, note.clone());
-        let claim = match inner.approvals.vote(id, ballot, now).await? {
+        let claim = match inner.approving.approvals.vote(id, ballot, now).await? {
             Voted::Claimed(claim) => *claim,
             Voted::Counted { view, decision_id } => {
                 return self
@@ -134,11 +146,17 @@ impl Pipeline {
         let work = work::Work::new(self.clone(), caller.principal.clone(), note, &claim);
         let release = crate::trace::release_span(id);
         crate::trace::link(&release, claim.call.trace.as_deref());
-        tokio::spawn(work.run(claim, started).instrument(release));
+        tokio::spawn(crate::trace::carried(
+            work.run(claim, started).instrument(release),
+        ));
         if client == ClientWait::NotYet {
             // Nothing runs until the asking client is back (A16): the approver is answered at
             // once, the approval `running` with its client `not_yet`.
-            return Ok(inner.approvals.view(id, inner.clock.now()).await?);
+            return Ok(inner
+                .approving
+                .approvals
+                .view(id, inner.clock.now())
+                .await?);
         }
         // The work says whether its records were written; gone means it ended some other way.
         if let Ok(Ok(Err(error))) = tokio::time::timeout_at(deadline, ready).await {
@@ -146,7 +164,11 @@ impl Pipeline {
         }
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         let clock = inner.clock.clone();
-        Ok(inner.approvals.wait(id, left, move || clock.now()).await?)
+        Ok(inner
+            .approving
+            .approvals
+            .wait(id, left, move || clock.now())
+            .await?)
     }
 
     /// An approval that did not complete the quorum: its `voted` record is written, or the
@@ -172,6 +194,7 @@ impl Pipeline {
             // Still pending: taken back. Claimed meanwhile (another approver completed the
             // quorum with it): the view keeps the vote and the run's records name the approval.
             if !inner
+                .approving
                 .approvals
                 .retract(&view.id, by, inner.clock.now())
                 .await
@@ -194,7 +217,7 @@ impl Pipeline {
         note: Option<String>,
     ) -> Result<ApprovalView, ApiError> {
         let inner = self.inner();
-        if note.is_none() && inner.routing.refusal_requires_note() {
+        if note.is_none() && inner.approving.routing.refusal_requires_note() {
             return Err(ApiError::BadNote(
                 "a refusal needs a `note` saying why (`approvals.refusal_requires_note`)"
                     .to_string(),
@@ -203,7 +226,11 @@ impl Pipeline {
         self.eligible(caller, id, Vote::Refuse).await?;
         let now = inner.clock.now();
         let ballot = Ballot::new(&caller.principal, Vote::Refuse, now, note.clone());
-        let claim = inner.approvals.claim_refusal(id, ballot, now).await?;
+        let claim = inner
+            .approving
+            .approvals
+            .claim_refusal(id, ballot, now)
+            .await?;
         let state = self.clone();
         let by = caller.principal.clone();
         let task = tokio::spawn(async move {
@@ -222,25 +249,34 @@ impl Pipeline {
                     let now = inner.clock.now();
                     let result = refused_result(&by, note.as_deref());
                     inner
+                        .approving
                         .approvals
                         .finish(&claim.id, ApprovalStatus::Refused, Some(result), now)
                         .await;
-                    Ok(inner.approvals.view(&claim.id, now).await?)
+                    Ok(inner.approving.approvals.view(&claim.id, now).await?)
                 }
                 Err(error) => {
-                    inner.approvals.release(claim, inner.clock.now()).await;
+                    inner
+                        .approving
+                        .approvals
+                        .release(claim, inner.clock.now())
+                        .await;
                     Err(error)
                 }
             }
         });
-        let wait = inner.approvals.limits().approve_wait;
+        let wait = inner.approving.approvals.limits().approve_wait;
         match tokio::time::timeout(wait, task).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(error)) => Err(ApiError::Unavailable(format!(
                 "the refusal did not finish ({error})"
             ))),
             // The refusal goes on being logged; show the approval as it stands.
-            Err(_) => Ok(inner.approvals.view(id, inner.clock.now()).await?),
+            Err(_) => Ok(inner
+                .approving
+                .approvals
+                .view(id, inner.clock.now())
+                .await?),
         }
     }
 
@@ -248,8 +284,16 @@ impl Pipeline {
     /// refused (403) with their reason, before the approval is touched (issue 35 §1).
     async fn eligible(&self, caller: &Caller, id: &str, vote: Vote) -> Result<(), ApiError> {
         let inner = self.inner();
-        let view = inner.approvals.view(id, inner.clock.now()).await?;
-        match inner.routing.may(&inner.callers, caller, vote, &view) {
+        let view = inner
+            .approving
+            .approvals
+            .view(id, inner.clock.now())
+            .await?;
+        match inner
+            .approving
+            .routing
+            .may(&inner.callers, caller, vote, &view)
+        {
             Eligibility::Eligible => Ok(()),
             Eligibility::NotEligible { policies, reason } => {
                 tracing::info!(
@@ -273,7 +317,12 @@ impl Pipeline {
         let inner = self.inner();
         views
             .into_iter()
-            .filter(|view| inner.routing.may_answer(&inner.callers, caller, view))
+            .filter(|view| {
+                inner
+                    .approving
+                    .routing
+                    .may_answer(&inner.callers, caller, view)
+            })
             .collect()
     }
 
@@ -282,14 +331,23 @@ impl Pipeline {
     /// `ApprovalClosed` when an approver (or the expiry) came first.
     pub async fn withdraw(&self, id: &str, why: &str) -> Result<ApprovalView, ApiError> {
         let inner = self.inner();
-        let withdrawal = inner.approvals.withdraw(id, why, inner.clock.now()).await?;
+        let withdrawal = inner
+            .approving
+            .approvals
+            .withdraw(id, why, inner.clock.now())
+            .await?;
         if sweeper::log_withdrawal(inner, &withdrawal).await.is_err() {
             inner
+                .approving
                 .approvals
                 .requeue_withdrawals(vec![withdrawal], inner.clock.now())
                 .await;
         }
-        Ok(inner.approvals.view(id, inner.clock.now()).await?)
+        Ok(inner
+            .approving
+            .approvals
+            .view(id, inner.clock.now())
+            .await?)
     }
 
     /// [`Self::withdraw`] without waiting: a task of its own withdraws it and the sweeper
@@ -302,8 +360,9 @@ impl Pipeline {
         runtime.spawn(async move {
             let inner = state.inner();
             let now = inner.clock.now();
-            if let Ok(withdrawal) = inner.approvals.withdraw(&id, &why, now).await {
+            if let Ok(withdrawal) = inner.approving.approvals.withdraw(&id, &why, now).await {
                 inner
+                    .approving
                     .approvals
                     .requeue_withdrawals(vec![withdrawal], now)
                     .await;
@@ -340,7 +399,7 @@ fn closed_view(
         id: String::new(),
         status: ApprovalStatus::Refused,
         requested_by: principal.to_string(),
-        session_id: prepared.session_key.id.clone(),
+        session_id: prepared.intake.session_key.id.clone(),
         summary: prepared.facts.summary.clone(),
         card: crate::authz::Approval::Batch {
             tool: prepared.facts.summary.tool.clone(),
@@ -357,7 +416,7 @@ fn closed_view(
         expires_at: now,
         approved_by: None,
         result: None,
-        asked_as: AskedAs::of(&prepared.session),
+        asked_as: AskedAs::of(&prepared.intake.session),
         client: ClientWait::Polls,
         quorum: 1,
         votes: Vec::new(),

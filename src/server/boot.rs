@@ -16,6 +16,8 @@ use super::clock::{Clock, SystemClock};
 use super::config::{Config, Upstream};
 use super::console::ConsoleState;
 use super::gateway::{Inner, Pipeline};
+use super::hook::HookState;
+use super::mcp::McpState;
 use super::metrics::Metrics;
 use crate::authz::{LoadError, PolicySnapshot};
 use crate::executor::credentials::Credentials;
@@ -159,20 +161,21 @@ async fn open_stores(
     design: DesignClient,
     projects: Option<ProjectsExecutor>,
 ) -> Result<Stores, BootError> {
-    Ok(match &config.store {
+    Ok(match &config.store.url {
         None => (
-            Approvals::in_memory(config.approvals),
+            Approvals::in_memory(config.desk.limits),
             super::console::session::ConsoleSessions::default(),
             Account::new(design, projects),
             None,
             Attestations::default(),
         ),
         Some(url) => {
-            let options = crate::store::postgres::FleetOptions::new(match &config.replica_id {
-                Some(replica) => replica.as_str().to_string(),
-                None => crate::store::postgres::replica_id(),
-            });
-            let stores = crate::store::postgres::open(url, options, config.approvals)
+            let options =
+                crate::store::postgres::FleetOptions::new(match &config.store.replica_id {
+                    Some(replica) => replica.as_str().to_string(),
+                    None => crate::store::postgres::replica_id(),
+                });
+            let stores = crate::store::postgres::open(url, options, config.desk.limits)
                 .await
                 .map_err(|error| BootError::Store(error.to_string()))?;
             (
@@ -262,30 +265,31 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
             crate::state::usage::Usage::default()
         }),
         rate: config.rate.map(crate::state::rate::RateLimiter::new),
-        routing: super::approving::routing::Routing::new(
-            policies,
-            config.approving,
-            config.refusal_requires_note,
-        ),
+        approving: super::approving::Desk {
+            approvals,
+            notifier: super::notify::Notifier::start(
+                config.notify.clone(),
+                config.escalation.clone(),
+            ),
+            routing: super::approving::routing::Routing::new(
+                policies,
+                config.desk.approving,
+                config.desk.refusal_requires_note,
+            ),
+            ttl: config.desk.ttl,
+        },
         environment,
-        scopes: credentials.scopes.clone(),
         clock,
-        account,
-        approvals,
-        fleet,
-        notifier: super::notify::Notifier::start(config.notify.clone(), config.escalation.clone()),
+        account: account.with_scopes(credentials.scopes.clone()),
         metrics: Metrics::default(),
-        approval_ttl: config.approval_ttl,
-        reloader: Some(Arc::new(reloader)),
         journal: config
             .log
-            .open(config.replica_id.as_ref())
+            .open(config.store.replica_id.as_ref())
             .map_err(BootError::Log)?,
-        attestations,
     };
     let pipeline = Pipeline(Arc::new(inner));
     super::approving::spawn_sweeper(&pipeline);
-    if let Some(fleet) = &pipeline.inner().fleet {
+    if let Some(fleet) = &fleet {
         let clock = pipeline.inner().clock.clone();
         crate::store::postgres::usage::start(
             fleet.clone(),
@@ -293,24 +297,53 @@ pub async fn boot(config: &Config, clock: Arc<dyn Clock>) -> Result<Booted, Boot
             Arc::new(move || clock.now().unix_timestamp()),
         );
     }
-    let state = AppState {
+    let owned = Owned {
+        console,
+        fleet,
+        attestations,
+        reloader,
+    };
+    Ok(Booted {
+        state: features(config, pipeline, owned)?,
+        upstream_url,
+        sandbox,
+    })
+}
+
+/// What the features own beside the pipeline: the console's sessions, the fleet, the hook
+/// attestations (filed by the hook, taken by `/mcp`) and the policy reloader (the admin's).
+struct Owned {
+    console: super::console::session::ConsoleSessions,
+    fleet: Option<Arc<crate::store::postgres::Fleet>>,
+    attestations: Attestations,
+    reloader: super::reload::Reloader,
+}
+
+/// Each feature's state: the pipeline, and its own parts and section.
+fn features(config: &Config, pipeline: Pipeline, owned: Owned) -> Result<AppState, BootError> {
+    Ok(AppState {
         console: ConsoleState {
             pipeline: pipeline.clone(),
-            sessions: Arc::new(console),
+            sessions: Arc::new(owned.console),
             log_dir: config.log.dir.clone(),
             oidc: console_oidc(config)?,
         },
         admin: AdminState {
             pipeline: pipeline.clone(),
             metrics_token: config.metrics_token.clone(),
+            reloader: Some(Arc::new(owned.reloader)),
+            fleet: owned.fleet.clone(),
         },
-        mcp: Arc::new(config.mcp.clone()),
+        hook: HookState {
+            pipeline: pipeline.clone(),
+            attestations: owned.attestations.clone(),
+        },
+        mcp: McpState {
+            settings: Arc::new(config.mcp.clone()),
+            attestations: owned.attestations,
+            fleet: owned.fleet,
+        },
         pipeline,
-    };
-    Ok(Booted {
-        state,
-        upstream_url,
-        sandbox,
     })
 }
 

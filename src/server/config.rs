@@ -10,6 +10,7 @@ pub mod mcp;
 mod notify;
 mod projects;
 mod raw;
+mod store;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -17,8 +18,7 @@ use std::path::PathBuf;
 use super::caller::{Caller, Callers, Role};
 use crate::facts::Environment;
 
-use crate::audit::files::ReplicaId;
-pub use approvals::{ApprovalLimits, RawApprovalLimits};
+pub use approvals::{ApprovalLimits, DeskSettings, RawApprovalLimits};
 pub use escalation::RawEscalation;
 pub use http::{
     HttpLimits, RawHttpLimits, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
@@ -28,6 +28,7 @@ pub use http::{
 pub use notify::RawNotify;
 pub use projects::RawProjects;
 pub use raw::{RawCaller, RawConfig, RawMayClaim, RawSessionDefaults, RawUpstreamCredentials};
+pub use store::StoreSettings;
 
 /// Demo caller tokens used only when none are configured and the service listens on loopback.
 pub const DEMO_AGENT_TOKEN: &str = "askgate-demo-agent-token";
@@ -75,12 +76,8 @@ pub struct Config {
     /// The rate limit per caller (`limits.rate`), if any.
     pub rate: Option<crate::state::rate::RateQuota>,
     pub environment: Environment,
-    pub approval_ttl: time::Duration,
-    pub approvals: ApprovalLimits,
-    /// What the approving policies read of the configuration (`approvals.separation_of_duties`).
-    pub approving: crate::authz::approving::ApprovingSettings,
-    /// `approvals.refusal_requires_note`: a refusal without a note is refused (issue 35).
-    pub refusal_requires_note: bool,
+    /// The approving feature's section (`approvals`, `approval_ttl_seconds`).
+    pub desk: DeskSettings,
     pub credentials: Option<RawUpstreamCredentials>,
     pub org_uuid: String,
     pub spill_dir: PathBuf,
@@ -103,11 +100,8 @@ pub struct Config {
     pub logging: super::telemetry::Logging,
     /// OpenTelemetry export (`telemetry`; off unless an endpoint is set).
     pub telemetry: super::telemetry::Telemetry,
-    /// The fleet's PostgreSQL URL; `None`: shared state lives in this process.
-    pub store: Option<String>,
-    /// This replica's id (`replica_id`): its log files are `decisions-<replica>-…` and the
-    /// store knows it by it. `None`: today's unnamed files and, in a fleet, a generated id.
-    pub replica_id: Option<ReplicaId>,
+    /// Where shared state lives and this replica's name (`store`, `replica_id`).
+    pub store: StoreSettings,
 }
 
 impl Config {
@@ -152,31 +146,12 @@ impl Config {
         } else {
             callers(raw.callers, listen)?
         };
-        let ttl = raw.approval_ttl_seconds.unwrap_or(300);
-        if ttl == 0 || ttl > 86_400 {
-            return Err(ConfigError::new(
-                "approval_ttl_seconds",
-                format!("{ttl} is outside 1..=86400"),
-            ));
-        }
         let spill_dir = raw
             .spill_dir
             .unwrap_or_else(|| std::env::temp_dir().join("askgate-spill"));
         projects::refuse_working_dir(raw.working_dir.is_some())?;
         let local_path_root = raw.projects.unwrap_or_default().validate()?;
-        let approving = crate::authz::approving::ApprovingSettings {
-            separation_of_duties: raw
-                .approvals
-                .as_ref()
-                .and_then(|approvals| approvals.separation_of_duties)
-                .unwrap_or(true),
-        };
-        let refusal_requires_note = raw
-            .approvals
-            .as_ref()
-            .and_then(|approvals| approvals.refusal_requires_note)
-            .unwrap_or(false);
-        let approvals = ApprovalLimits::validate(raw.approvals)?;
+        let desk = DeskSettings::validate(raw.approvals, raw.approval_ttl_seconds)?;
         let http = HttpLimits::validate(raw.http)?;
         let mut mcp = mcp::McpSettings::validate(raw.mcp.unwrap_or_default())?;
         mcp.max_body_bytes = http.max_body_bytes;
@@ -200,44 +175,16 @@ impl Config {
         if let Some(token) = &raw.metrics_token {
             token_strength(token, "metrics_token")?;
         }
-        let store = match raw.store.as_deref().map(str::trim) {
-            None | Some("" | "memory") => None,
-            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                Some(url.to_string())
-            }
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "store",
-                    format!(
-                        "`{}` is not `memory` or a postgres:// URL",
-                        crate::store::postgres::redacted(other)
-                    ),
-                ))
-            }
-        };
-        let replica_id = raw
-            .replica_id
-            .as_deref()
-            .map(ReplicaId::parse)
-            .transpose()
-            .map_err(|error| {
-                ConfigError::new(
-                    "replica_id",
-                    format!("`{}` is not valid: {}", error.given, error.reason),
-                )
-            })?;
+        let store = StoreSettings::validate(raw.store.as_deref(), raw.replica_id.as_deref())?;
         Ok(Self {
             store,
-            replica_id,
             metrics_token: raw.metrics_token,
             logging,
             telemetry,
             mcp,
             notify,
             escalation,
-            approvals,
-            approving,
-            refusal_requires_note,
+            desk,
             http,
             shadow_policies: raw.shadow_policies.unwrap_or_default(),
             log,
@@ -252,7 +199,6 @@ impl Config {
             console_oidc,
             rate,
             environment: raw.environment.unwrap_or_default(),
-            approval_ttl: time::Duration::seconds(i64::try_from(ttl).unwrap_or(300)),
             credentials: raw.upstream_credentials,
             org_uuid: raw.org_uuid.unwrap_or_else(|| "org-0000".to_string()),
             spill_dir,

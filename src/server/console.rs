@@ -104,6 +104,20 @@ impl ConsoleState {
         let now = self.pipeline.inner().clock.now();
         self.sessions.current(headers, now).await
     }
+
+    /// Approval `id` as it is at `now`.
+    async fn view(
+        &self,
+        id: &str,
+        now: time::OffsetDateTime,
+    ) -> Result<crate::store::approvals::ApprovalView, crate::store::approvals::ApprovalError> {
+        self.pipeline
+            .inner()
+            .approving
+            .approvals
+            .view(id, now)
+            .await
+    }
 }
 
 fn page(status: StatusCode, markup: Markup) -> Response {
@@ -146,6 +160,7 @@ async fn pending_newest_first(
     let page = state
         .pipeline
         .inner()
+        .approving
         .approvals
         .page(now, None, PENDING)
         .await;
@@ -205,7 +220,7 @@ async fn approval_page(
         return to_sign_in();
     };
     let now = state.pipeline.inner().clock.now();
-    match state.pipeline.inner().approvals.view(&id, now).await {
+    match state.view(&id, now).await {
         Ok(view) => page(StatusCode::OK, pages::approval(&session, &view, now, None)),
         Err(error) => error_page(&session, &error.into()),
     }
@@ -216,7 +231,14 @@ async fn history(State(state): State<ConsoleState>, headers: HeaderMap) -> Respo
         return to_sign_in();
     };
     let now = state.pipeline.inner().clock.now();
-    let views = match state.pipeline.inner().approvals.decided(now, HISTORY).await {
+    let views = match state
+        .pipeline
+        .inner()
+        .approving
+        .approvals
+        .decided(now, HISTORY)
+        .await
+    {
         Ok(views) => views,
         Err(error) => return error_page(&session, &error.into()),
     };
@@ -355,7 +377,7 @@ async fn decide(
         }
         Err(ApiError::ApprovalClosed { status, .. }) => {
             // Someone else decided first: show the approval as it is now, and who decided.
-            match state.pipeline.inner().approvals.view(&id, now).await {
+            match state.view(&id, now).await {
                 Ok(view) => {
                     let by = match (&view.approved_by, view.withdrawn_because()) {
                         (Some(by), _) => by.as_str(),
@@ -389,7 +411,14 @@ async fn next_card(
             pages::approval(session, approved, now, None),
         );
     };
-    match state.pipeline.inner().approvals.view(next, now).await {
+    match state
+        .pipeline
+        .inner()
+        .approving
+        .approvals
+        .view(next, now)
+        .await
+    {
         Ok(view) => {
             let notice = format!(
                 "Approved {}: Claude Design is connected. The same call now needs this approval \

@@ -24,9 +24,9 @@ use crate::call::{effective_hints, CallError, Catalog, DesignCall, ProjectsCall}
 use crate::facts::observations::LocalFileStat;
 use crate::facts::{self, DesignObservations, Environment};
 use crate::state::SessionKey;
-use crate::store::approvals::{ApprovalView, Approvals, ApprovedCall, ClientWait};
+use crate::store::approvals::{ApprovalView, ApprovedCall, ClientWait, Intake};
 
-pub use super::prepared::{FrontDoor, Prepared};
+pub use super::prepared::{Arrival, FrontDoor, Prepared};
 
 /// What deciding and executing a call needs, shared by every front door and feature.
 pub struct Inner {
@@ -37,25 +37,13 @@ pub struct Inner {
     pub usage: Arc<crate::state::usage::Usage>,
     /// The rate limit per caller (`limits.rate`), if configured.
     pub rate: Option<crate::state::rate::RateLimiter>,
-    /// Who may answer which approval: the approving set and its settings (issue 35).
-    pub routing: super::approving::routing::Routing,
     pub environment: Environment,
-    /// The scopes of the upstream credential (Projects needs both project scopes).
-    pub scopes: Vec<String>,
     pub clock: Arc<dyn Clock>,
     pub account: Account,
-    /// The approval books: an ask is held here until an approver decides.
-    pub approvals: Approvals,
-    /// The approval webhook's sender (does nothing when none is configured).
-    pub notifier: super::notify::Notifier,
+    /// Approvals: the books, the webhook, who may answer (`server::approving`).
+    pub approving: super::approving::Desk,
     pub metrics: Metrics,
-    pub approval_ttl: time::Duration,
-    pub reloader: Option<Arc<super::reload::Reloader>>,
     pub journal: super::journal::Journal,
-    /// Hook attestations of MCP calls: the hook files them, the MCP front door takes them.
-    pub attestations: crate::store::attestations::Attestations,
-    /// This replica's place in the fleet (`serve --store postgres://…`); `None` in memory.
-    pub fleet: Option<Arc<crate::store::postgres::Fleet>>,
 }
 
 /// The decision pipeline (validate, observe, gather facts, decide, log, then execute, hold or
@@ -93,8 +81,8 @@ impl Pipeline {
         &self,
         session_key: SessionKey,
         session: crate::facts::Session,
-        tool: &str,
-        input: Value,
+        (tool, input): (&str, Value),
+        arrival: Arrival,
     ) -> Result<Prepared, ApiError> {
         let generation = self.inner().policies.current();
         let snapshot = generation.live.clone();
@@ -102,21 +90,21 @@ impl Pipeline {
             .prepare_tool(&session_key, &session, tool, input, &snapshot)
             .instrument(crate::trace::facts_span())
             .await?;
-        let (call, facts, local_file) = gathered;
-        let (session, facts) = self.with_usage(&session_key, session, &call, facts);
-        Ok(Prepared {
-            decision_id: uuid::Uuid::new_v4().to_string(),
+        let (call, mut facts, local_file) = gathered;
+        let mut intake = Intake {
             session_key,
             session,
             call,
-            facts,
-            local_file,
-            tool_use_id: None,
-            waits_for: None,
-            front_door: Some(FrontDoor::Http),
+        };
+        self.with_usage(&mut intake, &mut facts);
+        let shadow = generation.shadow.clone();
+        Ok(Prepared::new(
+            intake,
+            arrival,
+            (facts, local_file),
             snapshot,
-            shadow: generation.shadow.clone(),
-        })
+            shadow,
+        ))
     }
 
     /// The call of `tool` parsed and its facts gathered (gates first on local facts).
@@ -215,7 +203,7 @@ impl Pipeline {
     ) -> (CallFacts, Option<LocalFileStat>) {
         let inner = self.inner();
         let (environment, now) = (&inner.environment, inner.clock.now());
-        let local = observe::projects_local(&inner.account, call, &inner.scopes).await;
+        let local = observe::projects_local(&inner.account, call).await;
         let local_facts = facts::projects::gather(call, session, environment, local.as_ref(), now);
         if denied_by_gate(&local_facts, snapshot) {
             return (local_facts, None);
@@ -225,19 +213,35 @@ impl Pipeline {
         (facts, observed.and_then(|observed| observed.local_file))
     }
 
-    /// The facts of a held call gathered again at this moment (an approval re-decides on
-    /// them, on `snapshot`), gates first as for a new call: nothing goes upstream when a gate
-    /// now denies. Fails when the shared state cannot be read fit to decide on.
-    pub async fn gather(
-        &self,
-        session_key: &SessionKey,
-        session: &crate::facts::Session,
-        call: &ApprovedCall,
-        snapshot: &PolicySnapshot,
-    ) -> Result<(CallFacts, Option<LocalFileStat>), ApiError> {
-        self.gather_again(session_key, session, call, snapshot)
+    /// A held call's intake ready to decide again at this moment (an approval re-decides on
+    /// the policies current now), its facts gathered gates first as for a new call: nothing
+    /// goes upstream when a gate now denies. Fails, giving the intake back, when the shared
+    /// state cannot be read fit to decide on.
+    pub async fn prepare_again(&self, intake: Intake) -> Result<Prepared, (Intake, ApiError)> {
+        let generation = self.inner().policies.current();
+        let snapshot = generation.live.clone();
+        let gathered = self
+            .gather_again(
+                &intake.session_key,
+                &intake.session,
+                &intake.call,
+                &snapshot,
+            )
             .instrument(crate::trace::facts_span())
-            .await
+            .await;
+        match gathered {
+            Ok(gathered) => {
+                let shadow = generation.shadow.clone();
+                Ok(Prepared::new(
+                    intake,
+                    Arrival::again(),
+                    gathered,
+                    snapshot,
+                    shadow,
+                ))
+            }
+            Err(error) => Err((intake, error)),
+        }
     }
 
     async fn gather_again(
@@ -283,21 +287,12 @@ impl Pipeline {
 
     /// The caller's recent usage (issue 36 §2) stamped on the session and the call's context:
     /// facts of this decision (and of its re-decision when approved), before it is counted.
-    pub(super) fn with_usage(
-        &self,
-        key: &SessionKey,
-        mut session: crate::facts::Session,
-        call: &ApprovedCall,
-        mut facts: CallFacts,
-    ) -> (crate::facts::Session, CallFacts) {
-        let shape = call_shape(call);
+    pub(super) fn with_usage(&self, intake: &mut Intake, facts: &mut CallFacts) {
+        let shape = call_shape(&intake.call);
         let now = self.inner().clock.now().unix_timestamp();
-        let operation = call_operation(call);
-        let who = crate::state::usage::Who {
-            principal: &key.principal,
-            operation: &operation,
-            person: &session.caller.email,
-        };
+        let operation = call_operation(&intake.call);
+        let key = &intake.session_key;
+        let who = who(intake, &operation);
         let mut usage = self.inner().usage.facts_for(&who, shape, now);
         if let Some(wait) = self
             .inner()
@@ -308,9 +303,8 @@ impl Pipeline {
             usage.rate_limited = true;
             usage.retry_after_seconds = wait;
         }
-        session.caller.usage = usage;
+        intake.session.caller.usage = usage;
         std::sync::Arc::make_mut(&mut facts.context).caller.usage = usage;
-        (session, facts)
     }
 
     /// Counts a new call's decision in its principal's usage (not a re-decision, not a
@@ -322,20 +316,20 @@ impl Pipeline {
             "project_delete" => 1,
             _ => 0,
         };
+        let local_file = prepared.local_file.as_ref().map(|file| file.bytes);
         let counted = crate::state::usage::Counted {
             writes: summary.writes,
             deleted_paths,
             asked: decision.decision == Outcome::Ask,
-            shape: call_shape(&prepared.call),
+            denied: decision.decision == Outcome::Deny,
+            uploaded_bytes: prepared.intake.call.uploaded_bytes(local_file),
+            shape: call_shape(&prepared.intake.call),
         };
         let now = self.inner().clock.now().unix_timestamp();
-        let operation = call_operation(&prepared.call);
-        let who = crate::state::usage::Who {
-            principal: &prepared.session_key.principal,
-            operation: &operation,
-            person: &prepared.session.caller.email,
-        };
-        self.inner().usage.count_for(&who, counted, now);
+        let operation = call_operation(&prepared.intake.call);
+        self.inner()
+            .usage
+            .count_for(&who(&prepared.intake, &operation), counted, now);
     }
 
     /// Decides on the call's snapshot (the one its gates were checked on) and counts the
@@ -356,8 +350,8 @@ impl Pipeline {
         );
         (self.inner().metrics).decided_by(&decision.policies, decision.decision.as_str());
         let span = tracing::Span::current();
-        let caller = &prepared.session.caller;
-        let attestation = prepared.session.attestation.as_str();
+        let caller = &prepared.intake.session.caller;
+        let attestation = prepared.intake.session.attestation.as_str();
         crate::trace::record_caller(&span, &caller.principal, &caller.email, attestation);
         crate::trace::record_decision(
             &span,
@@ -386,22 +380,6 @@ impl Pipeline {
                 .shadow_flipped(live.decision.as_str(), decision.decision.as_str());
         }
         Some(decision)
-    }
-
-    /// Rebuilds the policy generation from its directories and swaps it if valid.
-    pub async fn reload(&self) -> super::reload::ReloadReport {
-        let inner = self.inner();
-        let current = inner.policies.current();
-        let Some(reloader) = inner.reloader.clone() else {
-            return super::reload::ReloadReport {
-                reloaded: false,
-                snapshot: current.live.hash().to_string(),
-                problems: vec!["reload is not configured".to_string()],
-            };
-        };
-        reloader
-            .reload(&current, |generation| inner.policies.swap(generation))
-            .await
     }
 
     /// Decides and logs (durably, before anything goes upstream); also the shadow decision.
@@ -457,9 +435,9 @@ impl Pipeline {
         approved: &[crate::authz::ApprovalKind],
     ) -> Value {
         self.run_decided(
-            &prepared.session_key,
-            &prepared.session,
-            &prepared.call,
+            &prepared.intake.session_key,
+            &prepared.intake.session,
+            &prepared.intake.call,
             approved,
             prepared.local_file,
         )
@@ -542,6 +520,17 @@ fn local_design_call(
 }
 
 /// The call's tool and operation (`ClaudeDesign/write_files`, `Projects/project_write`).
+/// Whom `intake`'s call counts for (`state::usage::Who`): its principal, `operation`, the
+/// person behind the caller and the session.
+fn who<'a>(intake: &'a Intake, operation: &'a str) -> crate::state::usage::Who<'a> {
+    crate::state::usage::Who {
+        principal: &intake.session_key.principal,
+        operation,
+        person: &intake.session.caller.email,
+        session: &intake.session_key.id,
+    }
+}
+
 fn call_operation(call: &ApprovedCall) -> String {
     match call {
         ApprovedCall::Design(call) => format!("ClaudeDesign/{}", call.operation),

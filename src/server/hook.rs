@@ -12,9 +12,6 @@
 
 pub mod wire;
 
-use std::sync::Arc;
-use tracing::Instrument;
-
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
@@ -25,15 +22,16 @@ use time::OffsetDateTime;
 use super::body::RequestBody;
 use super::caller::Caller;
 use super::error::ApiError;
-use super::gateway::{FrontDoor, Pipeline, Prepared};
+use super::gateway::{Arrival, FrontDoor, Pipeline, Prepared};
 use super::intake::Agent;
-use crate::authz::{Decision, Outcome, PolicySnapshot};
+use crate::authz::{CallFacts, Decision, Outcome};
 use crate::call::{DesignCall, ProjectsCall};
 use crate::facts::session::check_session_text;
 use crate::facts::{self, AgentKind, DesignObservations, Environment, Mode, Session};
 use crate::state::{DesignState, SessionKey};
 use crate::store::approvals::ApprovedCall;
-use crate::store::attestations::Attestation;
+use crate::store::approvals::Intake;
+use crate::store::attestations::{Attestation, Attestations};
 use wire::{HookInput, HookOutput, PRE_TOOL_USE};
 
 /// The header the hook command fills from the client's `CLAUDE_PROJECT_UUID` (the client's
@@ -49,7 +47,21 @@ const TOOL_USE_ID_BYTES: usize = 128;
 
 /// `POST /v1/hooks/claude-code`, on the pipeline (the hook-mode set and the attestations are
 /// the pipeline's: a reload rebuilds the one, the MCP front door takes the other).
-pub fn router(state: Pipeline) -> Router {
+/// The hook endpoint's state: the pipeline, and the attestations it files for the MCP front
+/// door to take (the same books as `mcp::McpState::attestations`).
+#[derive(Clone)]
+pub struct HookState {
+    pub pipeline: Pipeline,
+    pub attestations: Attestations,
+}
+
+impl axum::extract::FromRef<HookState> for Pipeline {
+    fn from_ref(state: &HookState) -> Pipeline {
+        state.pipeline.clone()
+    }
+}
+
+pub fn router(state: HookState) -> Router {
     Router::new()
         .route("/v1/hooks/claude-code", post(claude_code))
         .with_state(state)
@@ -57,7 +69,7 @@ pub fn router(state: Pipeline) -> Router {
 
 pub async fn claude_code(
     Agent(caller): Agent,
-    State(state): State<Pipeline>,
+    State(state): State<HookState>,
     headers: HeaderMap,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
@@ -68,11 +80,10 @@ pub async fn claude_code(
                 tool @ ("ClaudeDesign" | "Projects") => tool,
                 _ => "other",
             };
-            let span = crate::trace::call_span(&format!("execute_tool {tool}"), "hook", tool);
-            crate::trace::adopt_headers(&span, &headers);
-            state
-                .hook_answer(&caller, &input, project)
-                .instrument(span)
+            let name = format!("execute_tool {tool}");
+            let carrier = crate::trace::Carrier::Headers(&headers);
+            crate::trace::call(&name, "hook", tool, carrier)
+                .run(state.hook_answer(&caller, &input, project))
                 .await
         }
         Err(error) => HookOutput::deny(&format!("askgate could not read the hook input: {error}")),
@@ -89,7 +100,7 @@ fn attached_project(headers: &HeaderMap) -> Option<String> {
         .map(str::to_string)
 }
 
-impl Pipeline {
+impl HookState {
     async fn hook_answer(
         &self,
         caller: &Caller,
@@ -105,30 +116,31 @@ impl Pipeline {
                 input.hook_event_name
             ));
         }
-        let now = self.inner().clock.now();
+        let pipeline = &self.pipeline;
+        let now = pipeline.inner().clock.now();
         if is_askgate_mcp_tool(&input.tool_name) {
             return self.attest(&caller.principal, input, now).await;
         }
         if !matches!(input.tool_name.as_str(), "ClaudeDesign" | "Projects") {
             return HookOutput::no_opinion();
         }
-        let environment = hook_environment(&self.inner().environment, project);
+        let environment = hook_environment(&pipeline.inner().environment, project);
         // Hook mode decides on its own set, of the generation in force (`server::policies`).
-        let snapshot = self.inner().policies.current().hook.clone();
-        let mut prepared = match prepare(input, caller, &environment, now, snapshot) {
-            Ok(prepared) => prepared,
+        let snapshot = pipeline.inner().policies.current().hook.clone();
+        let (mut intake, mut facts) = match intake(input, caller, &environment, now) {
+            Ok(gathered) => gathered,
             Err(problem) => return HookOutput::deny(&format!("askgate: {problem}")),
         };
         // The caller's recent usage and rate, as on every door (the hook counts no call).
-        let (session, facts) = self.with_usage(
-            &prepared.session_key,
-            prepared.session.clone(),
-            &prepared.call,
-            prepared.facts.clone(),
-        );
-        (prepared.session, prepared.facts) = (session, facts);
-        let decision = self.decide(&prepared);
-        let logged = self
+        pipeline.with_usage(&mut intake, &mut facts);
+        let arrival = Arrival {
+            tool_use_id: Some(input.tool_use_id.clone()),
+            ..Arrival::at(FrontDoor::Hook)
+        };
+        // The hook answers on hook mode alone: no shadow comparison.
+        let prepared = Prepared::new(intake, arrival, (facts, None), snapshot, None);
+        let decision = pipeline.decide(&prepared);
+        let logged = pipeline
             .inner()
             .journal
             .hook_decided(&prepared, &decision, &input.tool_use_id, now)
@@ -160,7 +172,6 @@ impl Pipeline {
             received_at: now,
         };
         let kept = self
-            .inner()
             .attestations
             .attest(principal, &input.tool_use_id, attestation)
             .await;
@@ -252,13 +263,12 @@ fn session(input: &HookInput) -> Result<Session, String> {
 
 /// The hook's call with the facts askgate knows in hook mode: no session stores (the
 /// client's) and no upstream observations.
-fn prepare(
+fn intake(
     input: &HookInput,
     caller: &Caller,
     environment: &Environment,
     now: OffsetDateTime,
-    snapshot: Arc<PolicySnapshot>,
-) -> Result<Prepared, String> {
+) -> Result<(Intake, CallFacts), String> {
     let session = caller.stating(session(input)?);
     let key = SessionKey::new(caller.principal.clone(), input.session_id.clone());
     let (call, facts) = if input.tool_name == "ClaudeDesign" {
@@ -279,20 +289,12 @@ fn prepare(
         let facts = facts::projects::gather(&call, &session, environment, None, now);
         (ApprovedCall::Projects(call), facts)
     };
-    Ok(Prepared {
-        decision_id: uuid::Uuid::new_v4().to_string(),
+    let intake = Intake {
         session_key: key,
         session,
         call,
-        facts,
-        local_file: None,
-        tool_use_id: Some(input.tool_use_id.clone()),
-        waits_for: None,
-        front_door: Some(FrontDoor::Hook),
-        snapshot,
-        // The hook answers on hook mode alone: no shadow comparison.
-        shadow: None,
-    })
+    };
+    Ok((intake, facts))
 }
 
 /// Cedar's answer as the hook's: deny and ask tighten; allow is no opinion.

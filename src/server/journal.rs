@@ -122,7 +122,7 @@ impl Journal {
         shadow: Option<&Decision>,
         now: OffsetDateTime,
     ) -> Result<(), ApiError> {
-        let tool_use_id = prepared.tool_use_id.as_deref();
+        let tool_use_id = prepared.arrival.tool_use_id.as_deref();
         let set = PolicySetV1::Live;
         self.record_decision(prepared, decision, shadow, (tool_use_id, set), now)
             .await
@@ -156,11 +156,11 @@ impl Journal {
             id: prepared.decision_id.clone(),
             time: now,
             account: ACCOUNT.to_string(),
-            session: prepared.session_key.id.clone(),
+            session: prepared.intake.session_key.id.clone(),
             tool_use_id: tool_use_id.map(str::to_string),
         };
         let mut record = match DecisionRecord::new(origin, &prepared.facts, decision) {
-            Ok(record) => record.decided_on(set, prepared.front_door.map(door)),
+            Ok(record) => record.decided_on(set, prepared.arrival.front_door.map(door)),
             Err(error) => {
                 return self.not_written(&LogError::Encode(error.to_string()), Unlogged::Decision)
             }

@@ -42,7 +42,21 @@ pub const PATH: &str = "/mcp";
 
 /// `/mcp` (the fast path, then rmcp's service) with the auth layer in front, `/register`, and
 /// the RFC 9728 metadata of askgate as a protected resource.
-pub fn router(state: Pipeline, settings: Arc<McpSettings>) -> Router {
+/// The MCP front door's own parts: its settings, the hook attestations it takes (the same
+/// books as `hook::HookState::attestations`) and the fleet its approval links are shared in.
+#[derive(Clone)]
+pub struct McpState {
+    pub settings: Arc<McpSettings>,
+    pub attestations: crate::store::attestations::Attestations,
+    pub fleet: Option<Arc<crate::store::postgres::Fleet>>,
+}
+
+pub fn router(state: Pipeline, mcp: McpState) -> Router {
+    let McpState {
+        settings,
+        attestations,
+        fleet,
+    } = mcp;
     let sessions = Arc::new(LocalSessionManager::default());
     // Origins are validated even when none is listed (N4): no browser page is accepted
     // unless configured. Bodies obey the service's `http.max_body_bytes`.
@@ -59,6 +73,7 @@ pub fn router(state: Pipeline, settings: Arc<McpSettings>) -> Router {
     let front = handler::Front {
         state: state.clone(),
         settings: Arc::clone(&settings),
+        attestations,
         held: Arc::new(held::HeldCalls::new(
             settings.max_held,
             settings.max_held_per_caller,
@@ -67,11 +82,12 @@ pub fn router(state: Pipeline, settings: Arc<McpSettings>) -> Router {
         links: Arc::new({
             let bound = state
                 .inner()
+                .approving
                 .approvals
                 .limits()
                 .max_pending
                 .max(settings.max_held.saturating_add(1));
-            match &state.inner().fleet {
+            match &fleet {
                 Some(fleet) => link::ApprovalLinks::for_fleet(Arc::clone(fleet), bound),
                 None => link::ApprovalLinks::new(bound),
             }

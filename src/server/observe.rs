@@ -104,11 +104,10 @@ pub async fn design(
 pub async fn projects_local(
     account: &Account,
     call: &ProjectsCall,
-    scopes: &[String],
 ) -> Option<ProjectsObservations> {
     let executor = account.projects.as_ref()?;
     let mut observed = ProjectsObservations {
-        scopes: scopes.to_vec(),
+        scopes: account.scopes.clone(),
         detail_unavailable: true,
         ..ProjectsObservations::default()
     };

@@ -11,13 +11,12 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tracing::Instrument;
 
 use super::auth::resource::insufficient_scope;
 use super::body::RequestBody;
 use super::caller::{Caller, Role};
 use super::error::ApiError;
-use super::gateway::{retry_after, Handled, Pipeline};
+use super::gateway::{retry_after, Arrival, FrontDoor, Handled, Pipeline};
 use super::intake::{Agent, Anyone, Approver};
 use super::wire::{AuthorizeBody, CallBody, DecisionBody, SessionBody};
 use crate::facts::Session;
@@ -51,15 +50,14 @@ fn http_session(caller: &Caller, body: &SessionBody) -> Result<(SessionKey, Sess
     Ok((key, caller.stating(body.facts())))
 }
 
-/// The span of a call on the HTTP API, under the client's `traceparent` if it sent one.
-fn call_span(headers: &HeaderMap, tool: &str) -> tracing::Span {
+/// The trace of a call on the HTTP API, under the client's `traceparent` if it sent one.
+fn call_trace(headers: &HeaderMap, tool: &str) -> crate::trace::Door {
     let tool = match tool {
         "ClaudeDesign" | "Projects" => tool,
         _ => "unknown",
     };
-    let span = crate::trace::call_span(&format!("execute_tool {tool}"), "http", tool);
-    crate::trace::adopt_headers(&span, headers);
-    span
+    let name = format!("execute_tool {tool}");
+    crate::trace::call(&name, "http", tool, crate::trace::Carrier::Headers(headers))
 }
 
 pub async fn authorize(
@@ -69,8 +67,8 @@ pub async fn authorize(
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
     let body: AuthorizeBody = parse(&body)?;
-    let span = call_span(&headers, &body.tool);
-    authorized(agent, state, body).instrument(span).await
+    let trace = call_trace(&headers, &body.tool);
+    trace.run(authorized(agent, state, body)).await
 }
 
 async fn authorized(
@@ -79,7 +77,10 @@ async fn authorized(
     body: AuthorizeBody,
 ) -> Result<Response, ApiError> {
     let (key, session) = http_session(&caller, &body.session)?;
-    let prepared = state.prepare(key, session, &body.tool, body.input).await?;
+    let arrival = Arrival::at(FrontDoor::Http);
+    let prepared = state
+        .prepare(key, session, (&body.tool, body.input), arrival)
+        .await?;
     let decision = state.decide_and_record(&prepared).await?;
     state.count_usage(&prepared, &decision);
     let mut out = DecisionBody::new(&prepared.decision_id, &decision);
@@ -100,9 +101,9 @@ pub async fn design_call(
     state: State<Pipeline>,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    let span = call_span(&headers, "ClaudeDesign");
-    tool_call(agent, state, RequestBody(body), "ClaudeDesign")
-        .instrument(span)
+    let trace = call_trace(&headers, "ClaudeDesign");
+    trace
+        .run(tool_call(agent, state, RequestBody(body), "ClaudeDesign"))
         .await
 }
 
@@ -112,9 +113,9 @@ pub async fn projects_call(
     state: State<Pipeline>,
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
-    let span = call_span(&headers, "Projects");
-    tool_call(agent, state, RequestBody(body), "Projects")
-        .instrument(span)
+    let trace = call_trace(&headers, "Projects");
+    trace
+        .run(tool_call(agent, state, RequestBody(body), "Projects"))
         .await
 }
 
@@ -126,7 +127,10 @@ async fn tool_call(
 ) -> Result<Response, ApiError> {
     let body: CallBody = parse(&body)?;
     let (key, session) = http_session(&caller, &body.session)?;
-    let prepared = state.prepare(key, session, tool, body.input).await?;
+    let arrival = Arrival::at(FrontDoor::Http);
+    let prepared = state
+        .prepare(key, session, (tool, body.input), arrival)
+        .await?;
     let decision_id = prepared.decision_id.clone();
     let wait = retry_after(&prepared);
     let response = match state.handle(&caller, prepared).await? {
@@ -215,6 +219,7 @@ pub async fn list_approvals(
     };
     let page = state
         .inner()
+        .approving
         .approvals
         .page(state.inner().clock.now(), cursor, limit)
         .await?;
@@ -285,12 +290,18 @@ pub async fn get_approval(
     let wait = wait_duration(query.wait.as_deref())?;
     let clock = state.inner().clock.clone();
     // Another agent's approval is answered as an unknown one, before any wait (C6).
-    let owner = state.inner().approvals.owner(&id, clock.now()).await?;
+    let owner = state
+        .inner()
+        .approving
+        .approvals
+        .owner(&id, clock.now())
+        .await?;
     if caller.role == Role::Agent && owner.as_deref() != Some(caller.principal.as_str()) {
         return Err(ApiError::UnknownApproval(id));
     }
     let view = state
         .inner()
+        .approving
         .approvals
         .wait(&id, wait, move || clock.now())
         .await?;
@@ -321,9 +332,8 @@ pub async fn approve(
     RequestBody(body): RequestBody,
 ) -> Result<Response, ApiError> {
     let note = note_of(&body)?;
-    let span = crate::trace::answer_span(&id, &caller.principal);
-    crate::trace::adopt_headers(&span, &headers);
-    let view = state.approve(&caller, &id, note).instrument(span).await?;
+    let trace = crate::trace::answer(&id, &caller.principal, &headers);
+    let view = trace.run(state.approve(&caller, &id, note)).await?;
     if view.status == ApprovalStatus::Running {
         // The work goes on without this request; say where to follow it.
         let poll = format!("/v1/approvals/{id}?wait=30s");

@@ -117,9 +117,7 @@ impl Logging {
         // The spans and records for OpenTelemetry are never lines on stderr.
         let own = filter_fn(|meta| !exported(meta.target()));
         let spans = exporting.map(|exporting| {
-            opentelemetry::global::set_text_map_propagator(
-                opentelemetry_sdk::propagation::TraceContextPropagator::new(),
-            );
+            crate::trace::sampling::install(exporting.sampling);
             tracing_opentelemetry::layer()
                 .with_tracer(exporting.tracer.tracer("askgate"))
                 .with_filter(filter_fn(|meta| meta.target() == crate::trace::TARGET))

@@ -1,9 +1,10 @@
 //! state::usage: what a caller has done lately (issue 36 §2), counted here and given to its
 //! next decision as [`UsageFacts`] (`context.caller.usage…`, so policies set limits on them;
 //! all zero for a caller that did nothing and in every record written before the counts
-//! existed). Per principal: calls, writes, deleted paths and asks in sliding windows of a
-//! minute (60 one-second buckets), an hour (60 one-minute buckets) and a day (24 one-hour
-//! buckets, the four counters sharing each bucket), and the last calls' shapes for "identical in
+//! existed). Per principal: calls, writes, deleted paths, asks, refusals and bytes uploaded in
+//! sliding windows of a minute (60 one-second buckets), an hour (60 one-minute buckets) and a
+//! day (24 one-hour buckets, the six counters sharing each bucket), and the last calls' shapes
+//! for "identical in
 //! the last minute". Bounded: at most [`MAX_PRINCIPALS`] principals (at the cap the idlest
 //! [`FORGET`] are forgotten in one pass) and [`RECENT`] shapes each. In a fleet ([`Usage::shared`])
 //! each replica also keeps what the others counted (`shared`: their buckets as the store last
@@ -49,6 +50,22 @@ pub struct UsageFacts {
     pub person_calls_hour: i64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub person_calls_day: i64,
+    /// Calls of the same session (this principal's session id) in the last hour, in
+    /// five-minute steps.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub session_calls_hour: i64,
+    /// Calls refused (denied) in the last hour and day.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub denies_hour: i64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub denies_day: i64,
+    /// Bytes of file bodies the calls decided in the last hour and day would upload (Design
+    /// `write_files` data, a Projects `project_write`'s content or local file), whatever the
+    /// outcome.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uploaded_bytes_hour: i64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uploaded_bytes_day: i64,
     /// This call is over the caller's rate limit (`limits.rate`, `state::rate`): the gate
     /// `gates.rate-limit` denies it. Left out of records when false (and in every record
     /// written before the limit existed).
@@ -88,6 +105,11 @@ impl Default for UsageFacts {
             operation_calls_day: 0,
             person_calls_hour: 0,
             person_calls_day: 0,
+            session_calls_hour: 0,
+            denies_hour: 0,
+            denies_day: 0,
+            uploaded_bytes_hour: 0,
+            uploaded_bytes_day: 0,
             rate_limited: false,
             retry_after_seconds: 0,
             known: true,
@@ -117,6 +139,11 @@ impl UsageFacts {
             operation_calls_day: UNKNOWN_COUNT,
             person_calls_hour: UNKNOWN_COUNT,
             person_calls_day: UNKNOWN_COUNT,
+            session_calls_hour: UNKNOWN_COUNT,
+            denies_hour: UNKNOWN_COUNT,
+            denies_day: UNKNOWN_COUNT,
+            uploaded_bytes_hour: UNKNOWN_COUNT,
+            uploaded_bytes_day: UNKNOWN_COUNT,
             known: false,
             ..Self::default()
         }
@@ -143,6 +170,17 @@ impl UsageFacts {
                 .person_calls_hour
                 .saturating_add(other.person_calls_hour),
             person_calls_day: self.person_calls_day.saturating_add(other.person_calls_day),
+            session_calls_hour: self
+                .session_calls_hour
+                .saturating_add(other.session_calls_hour),
+            denies_hour: self.denies_hour.saturating_add(other.denies_hour),
+            denies_day: self.denies_day.saturating_add(other.denies_day),
+            uploaded_bytes_hour: self
+                .uploaded_bytes_hour
+                .saturating_add(other.uploaded_bytes_hour),
+            uploaded_bytes_day: self
+                .uploaded_bytes_day
+                .saturating_add(other.uploaded_bytes_day),
             ..self
         }
     }
@@ -159,36 +197,42 @@ pub const STALE_AFTER: i64 = 3;
 pub const MAX_PRINCIPALS: usize = 100_000;
 /// Principals forgotten at once when the cap is reached (the idlest first).
 pub const FORGET: usize = MAX_PRINCIPALS / 16;
+/// Sessions counted at once (their calls only: [`SessionCalls`], ~0.3 KiB each with its key).
+pub const MAX_SESSIONS: usize = 100_000;
+/// The width of a session's buckets: five minutes, twelve of them an hour.
+pub const SESSION_WIDTH: i64 = 300;
 /// Call shapes remembered per principal for `identical_minute`.
 pub const RECENT: usize = 64;
 
-/// The counters kept per bucket: calls, writes, deleted paths, asks.
-const KINDS: usize = 4;
+/// The counters kept per bucket: calls, writes, deleted paths, asks, refusals, bytes uploaded.
+const KINDS: usize = 6;
 const CALLS: usize = 0;
 const WRITES: usize = 1;
 const DELETES: usize = 2;
 const ASKS: usize = 3;
+const DENIES: usize = 4;
+const UPLOADED: usize = 5;
 
 /// The counters of one time scale in buckets of `width` seconds; `SLOTS` buckets make its
-/// window. The four counters share their buckets' numbers (24 bytes a bucket).
+/// window. The six counters share their buckets' numbers (32 bytes a bucket).
 #[derive(Debug, Clone)]
-struct Scale<const SLOTS: usize> {
+struct Scale<const SLOTS: usize, const K: usize = KINDS> {
     width: i64,
     /// Each slot's bucket number (`i64::MIN`: never used).
     buckets: [i64; SLOTS],
-    counts: [[u32; KINDS]; SLOTS],
+    counts: [[u32; K]; SLOTS],
 }
 
-impl<const SLOTS: usize> Scale<SLOTS> {
+impl<const SLOTS: usize, const K: usize> Scale<SLOTS, K> {
     fn new(width: i64) -> Self {
         Self {
             width,
             buckets: [i64::MIN; SLOTS],
-            counts: [[0; KINDS]; SLOTS],
+            counts: [[0; K]; SLOTS],
         }
     }
 
-    fn add(&mut self, now: i64, amounts: [u32; KINDS]) {
+    fn add(&mut self, now: i64, amounts: [u32; K]) {
         let bucket = now.div_euclid(self.width);
         let index = usize::try_from(bucket.rem_euclid(SLOTS as i64)).unwrap_or(0);
         let (Some(number), Some(counts)) =
@@ -198,7 +242,7 @@ impl<const SLOTS: usize> Scale<SLOTS> {
         };
         if *number != bucket {
             *number = bucket;
-            *counts = [0; KINDS];
+            *counts = [0; K];
         }
         for (count, amount) in counts.iter_mut().zip(amounts) {
             *count = count.saturating_add(amount);
@@ -207,7 +251,7 @@ impl<const SLOTS: usize> Scale<SLOTS> {
 
     /// Slot `slot` as another replica's store row has it: bucket `bucket` with `counts`
     /// (an older bucket than the slot holds is not taken).
-    fn set(&mut self, slot: usize, bucket: i64, counts: [u32; KINDS]) {
+    fn set(&mut self, slot: usize, bucket: i64, counts: [u32; K]) {
         let (Some(number), Some(held)) = (self.buckets.get_mut(slot), self.counts.get_mut(slot))
         else {
             return;
@@ -260,14 +304,50 @@ impl Counts {
     }
 }
 
+/// One session's calls in the last hour: twelve five-minute buckets of one counter. Sessions
+/// are many and short, so they keep this and not a principal's whole windows.
+#[derive(Debug)]
+struct SessionCalls {
+    hour: Scale<12, 1>,
+    last_seen: i64,
+}
+
+impl SessionCalls {
+    fn new(now: i64) -> Self {
+        Self {
+            hour: Scale::new(SESSION_WIDTH),
+            last_seen: now,
+        }
+    }
+}
+
 /// What one decided call adds to its principal's counts.
 #[derive(Debug, Clone, Copy)]
 pub struct Counted {
     pub writes: bool,
     pub deleted_paths: i64,
     pub asked: bool,
+    pub denied: bool,
+    /// The bytes of file bodies the call would upload.
+    pub uploaded_bytes: u64,
     /// [`shape`] of the call.
     pub shape: u64,
+}
+
+impl Counted {
+    /// What the call adds to each counter of its buckets.
+    fn amounts(&self) -> [u32; KINDS] {
+        let deleted = u32::try_from(self.deleted_paths.max(0)).unwrap_or(u32::MAX);
+        let uploaded = u32::try_from(self.uploaded_bytes).unwrap_or(u32::MAX);
+        [
+            1,
+            u32::from(self.writes),
+            deleted,
+            u32::from(self.asked),
+            u32::from(self.denied),
+            uploaded,
+        ]
+    }
 }
 
 /// The shape of a call for "identical": a digest of the whole call as askgate keeps it (tool,
@@ -279,21 +359,27 @@ pub fn shape(call: &[u8]) -> u64 {
 }
 
 /// Whom a call counts for beyond its principal: the tool and operation (`ClaudeDesign/
-/// write_files`) and the person behind the caller (an email, or ""). Both are few per
-/// principal, so these keys stay few; a key per session is not kept (sessions are many, and
-/// each key holds a principal's whole windows, ~4.3 KiB).
+/// write_files`) and the person behind the caller (an email, or ""), whose keys hold whole
+/// windows and stay few; and the session (its id under the principal), whose calls only are
+/// kept ([`SessionCalls`]: sessions are many).
 #[derive(Debug, Clone, Copy)]
 pub struct Who<'a> {
     pub principal: &'a str,
     pub operation: &'a str,
     pub person: &'a str,
+    pub session: &'a str,
 }
 
 /// The separator of a composite key (no principal, operation, session id or email holds it).
 const UNIT: char = '\u{1f}';
 
 impl Who<'_> {
-    /// The keys counted beside the principal's: by operation, by session, by person.
+    /// The session's key: the principal's session id.
+    fn session_key(&self) -> String {
+        format!("{}{UNIT}session{UNIT}{}", self.principal, self.session)
+    }
+
+    /// The keys counted beside the principal's: by operation, by person.
     fn keys(&self) -> [Option<String>; 2] {
         let principal = self.principal;
         [
@@ -312,6 +398,7 @@ impl Who<'_> {
 #[derive(Debug, Default)]
 pub struct Usage {
     by_principal: DashMap<String, Mutex<Counts>>,
+    by_session: DashMap<String, Mutex<SessionCalls>>,
     shared: Option<shared::Shared>,
 }
 
@@ -321,6 +408,7 @@ impl Usage {
     pub fn shared() -> Self {
         Self {
             by_principal: DashMap::new(),
+            by_session: DashMap::new(),
             shared: Some(shared::Shared::default()),
         }
     }
@@ -348,7 +436,49 @@ impl Usage {
         let person = of(person);
         facts.person_calls_hour = person.calls_hour;
         facts.person_calls_day = person.calls_day;
+        facts.session_calls_hour = self.session_calls(&who.session_key(), now);
         facts
+    }
+
+    /// The calls of the session `key` in the last hour: this process's and, in a fleet, the
+    /// others' (the caller checked they are fresh).
+    fn session_calls(&self, key: &str, now: i64) -> i64 {
+        let local = self
+            .by_session
+            .get(key)
+            .map(|entry| {
+                let calls = entry
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                calls.hour.total(now, 0)
+            })
+            .unwrap_or(0);
+        let others = (self.shared.as_ref()).map_or(0, |shared| shared.session_calls(key, now));
+        local.saturating_add(others)
+    }
+
+    /// Counts one call of the session `key` at `now`.
+    fn count_session(&self, key: String, now: i64) {
+        if !self.by_session.contains_key(&key) && self.by_session.len() >= MAX_SESSIONS {
+            forget_idlest(&self.by_session, |calls| calls.last_seen);
+        }
+        if let Some(shared) = &self.shared {
+            shared.outgoing_session(&key, now);
+        }
+        let entry = self
+            .by_session
+            .entry(key)
+            .or_insert_with(|| Mutex::new(SessionCalls::new(now)));
+        let mut calls = entry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        calls.hour.add(now, [1]);
+        calls.last_seen = now;
+    }
+
+    /// Sessions counted here.
+    pub fn sessions(&self) -> usize {
+        self.by_session.len()
     }
 
     /// Counts one decided call of `who` at `now`, under each of its keys.
@@ -357,6 +487,7 @@ impl Usage {
         for key in who.keys().into_iter().flatten() {
             self.count(&key, call, now);
         }
+        self.count_session(who.session_key(), now);
     }
 
     /// `principal`'s usage at `now` (unix seconds), for a call of `shape`: this process's
@@ -399,11 +530,8 @@ impl Usage {
         let Ok(mut counts) = entry.lock() else {
             return;
         };
-        let deleted = u32::try_from(call.deleted_paths.max(0)).unwrap_or(u32::MAX);
-        counts.add(
-            now,
-            [1, u32::from(call.writes), deleted, u32::from(call.asked)],
-        );
+        let amounts = call.amounts();
+        counts.add(now, amounts);
         if counts.recent.len() == RECENT {
             counts.recent.pop_front();
         }
@@ -412,12 +540,7 @@ impl Usage {
         drop(counts);
         drop(entry);
         if let Some(shared) = &self.shared {
-            shared.outgoing(
-                principal,
-                now,
-                [1, u32::from(call.writes), deleted, u32::from(call.asked)],
-                call.shape,
-            );
+            shared.outgoing(principal, now, amounts, call.shape);
         }
     }
 
@@ -449,6 +572,10 @@ fn totals(
         writes_day: day.total(now, WRITES),
         deletes_day: day.total(now, DELETES),
         asks_hour: hour.total(now, ASKS),
+        denies_hour: hour.total(now, DENIES),
+        denies_day: day.total(now, DENIES),
+        uploaded_bytes_hour: hour.total(now, UPLOADED),
+        uploaded_bytes_day: day.total(now, UPLOADED),
         identical_minute: i64::try_from(identical).unwrap_or(i64::MAX),
         ..UsageFacts::default()
     }
@@ -483,8 +610,38 @@ mod tests {
             writes,
             deleted_paths: deleted,
             asked,
+            denied: false,
+            uploaded_bytes: 0,
             shape,
         }
+    }
+
+    #[test]
+    fn refusals_and_uploaded_bytes_are_counted_by_hour_and_day() {
+        let usage = Usage::default();
+        let start = 1_800_000_000;
+        let upload = |bytes, denied| Counted {
+            denied,
+            uploaded_bytes: bytes,
+            ..call(true, 0, false, 1)
+        };
+        usage.count("a", upload(1_000, false), start);
+        usage.count("a", upload(500, true), start + 10);
+        usage.count("a", upload(u64::MAX, true), start + 4_000);
+        let now = usage.facts("a", 1, start + 20);
+        assert_eq!((now.denies_hour, now.denies_day), (1, 1));
+        assert_eq!(
+            (now.uploaded_bytes_hour, now.uploaded_bytes_day),
+            (1_500, 1_500)
+        );
+        let later = usage.facts("a", 1, start + 4_010);
+        assert_eq!((later.denies_hour, later.denies_day), (1, 2));
+        // A body past 4 GiB counts as 4 GiB (a bucket's counter saturates, never wraps).
+        assert_eq!(later.uploaded_bytes_hour, i64::from(u32::MAX));
+        assert_eq!(later.uploaded_bytes_day, 1_500 + i64::from(u32::MAX));
+        let unknown = UsageFacts::unknown();
+        assert_eq!(unknown.denies_hour, UNKNOWN_COUNT);
+        assert_eq!(unknown.uploaded_bytes_day, UNKNOWN_COUNT);
     }
 
     #[test]
@@ -514,6 +671,7 @@ mod tests {
             principal,
             operation,
             person,
+            session: "s1",
         };
         let write = who("a", "Design/write_files", "alice@x");
         usage.count_for(&write, call(true, 0, false, 1), start);
@@ -530,6 +688,45 @@ mod tests {
         assert_eq!((facts.person_calls_hour, facts.person_calls_day), (3, 3));
         let nobody = usage.facts_for(&who("a", "Design/write_files", ""), 9, start + 5);
         assert_eq!(nobody.person_calls_hour, 0, "no person, no person's count");
+        assert_eq!(
+            facts.session_calls_hour, 2,
+            "a's calls in session s1 (b's is its own)"
+        );
+    }
+
+    #[test]
+    fn a_sessions_calls_slide_out_in_five_minute_steps_and_sessions_are_capped() {
+        let usage = Usage::default();
+        let start = 1_800_000_000 - 1_800_000_000 % SESSION_WIDTH;
+        let who = |session| Who {
+            principal: "a",
+            operation: "Design/read_file",
+            person: "",
+            session,
+        };
+        usage.count_for(&who("s1"), call(false, 0, false, 1), start);
+        usage.count_for(&who("s1"), call(false, 0, false, 1), start + 299);
+        usage.count_for(&who("s2"), call(false, 0, false, 1), start + 299);
+        assert_eq!(
+            usage
+                .facts_for(&who("s1"), 1, start + 300)
+                .session_calls_hour,
+            2
+        );
+        assert_eq!(
+            usage
+                .facts_for(&who("s2"), 1, start + 300)
+                .session_calls_hour,
+            1
+        );
+        // Twelve buckets later the first bucket (both of s1's calls) has slid out.
+        let later = start + 12 * SESSION_WIDTH;
+        assert_eq!(usage.facts_for(&who("s1"), 1, later).session_calls_hour, 0);
+        // Sessions are bounded: past the cap the idlest are forgotten in one pass.
+        for n in 0..MAX_SESSIONS + 10 {
+            usage.count_session(format!("a{UNIT}session{UNIT}flood-{n}"), start + 1_000);
+        }
+        assert!(usage.sessions() <= MAX_SESSIONS, "{}", usage.sessions());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! books only: logging, re-deciding and running are `approving`'s.
 
 mod ballot;
-mod binding;
+pub mod binding;
 mod book;
 mod error;
 mod limits;
@@ -30,7 +30,9 @@ pub use book::{ToLog, Withdrawal};
 pub use error::{is_approval_id, shown_id, ApprovalError};
 pub use limits::ApprovalLimits;
 pub use seam::{ApprovalBook, Approvals, CreateError, Now};
-pub use view::{ApprovalStatus, ApprovalView, ApprovedCall, AskedAs, ClientWait, PendingCall};
+pub use view::{
+    ApprovalStatus, ApprovalView, ApprovedCall, AskedAs, ClientWait, Intake, PendingCall,
+};
 
 /// Why a new approval was not held (answered 429).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -128,7 +130,7 @@ impl ApprovalStore {
         now: OffsetDateTime,
     ) -> Result<ApprovalView, LimitError> {
         let mut book = self.lock(now);
-        let bytes = call.call.held_bytes();
+        let bytes = call.intake.call.held_bytes();
         self.admit(&book, &view.requested_by, bytes)?;
         let seq = book.next_seq;
         book.next_seq += 1;

@@ -5,9 +5,13 @@
 //! replica of this version writes is what one of the previous version reads, and back. A
 //! change of a row's shape is a new `…V2` type, a new fleet schema version (`migrate`), and a
 //! new fixture. `V1` is the shape every replica has written since the fleet store began.
-//! Approvals (`approvals.view`, `approvals.call`) are still the domain types written as JSON;
-//! their shape is pinned the same way, by `tests/fixtures/store/approvals-v1.json` read and
-//! written back unchanged below (and the HTTP/webhook body by `tests/fixtures/api/`).
+//! An approval's view is [`approval::ApprovalV1`] — the row, the HTTP body and the webhook's
+//! alike. The held call (`approvals.call`) is its intake (the session facts and the parsed
+//! call, the same types the decision is gathered from) beside its kinds; its shape is pinned
+//! by `tests/fixtures/store/approvals-v1.json`, read and written back unchanged below.
+
+pub mod approval;
+pub mod held;
 
 use std::collections::BTreeSet;
 
@@ -85,8 +89,9 @@ pub struct AttestationV1 {
 }
 
 /// A permission mode as rows name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ModeV1 {
+    #[default]
     #[serde(rename = "default", alias = "manual")]
     Default,
     #[serde(rename = "acceptEdits")]
@@ -347,12 +352,40 @@ mod tests {
             let stored = row.get("view").cloned().unwrap_or_default();
             let view: ApprovalView = serde_json::from_value(stored.clone()).unwrap();
             assert_eq!(serde_json::to_value(&view).unwrap(), stored);
+            let wire: approval::ApprovalV1 = serde_json::from_value(stored.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&wire).unwrap(), stored);
             let held = row.get("call").cloned().unwrap_or_default();
             let call: PendingCall = serde_json::from_value(held.clone()).unwrap();
             assert_eq!(serde_json::to_value(&call).unwrap(), held);
+            let wire: held::HeldCallV1 = serde_json::from_value(held.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&wire).unwrap(), held);
+            // The binding the previous version computed still holds for the call as read.
+            let bound = view.bound.as_ref().map(|bound| bound.call.clone());
+            let digest = crate::store::approvals::binding::digest(&call.intake.call);
+            assert_eq!(bound, Some(digest), "{held}");
             kinds.insert(format!("{}/{:?}", view.summary.tool, view.card.kind()));
         }
         assert_eq!(kinds.len(), 4, "consent, grant, two batches: {kinds:?}");
+    }
+
+    /// In a rolling upgrade a replica reads the rows a newer one wrote: an approval field
+    /// this version does not know is ignored (as it always was), never an error.
+    #[test]
+    fn an_approval_row_with_a_field_this_version_does_not_know_still_reads() {
+        let rows: Vec<Value> =
+            serde_json::from_str(include_str!("../../tests/fixtures/store/approvals-v1.json"))
+                .expect("the fixture is JSON");
+        let mut stored = rows
+            .first()
+            .and_then(|row| row.get("view"))
+            .cloned()
+            .unwrap_or_default();
+        let known = stored.clone();
+        if let Some(fields) = stored.as_object_mut() {
+            fields.insert("added_later".into(), serde_json::json!({"any": 1}));
+        }
+        let view: crate::store::approvals::ApprovalView = serde_json::from_value(stored).unwrap();
+        assert_eq!(serde_json::to_value(&view).unwrap(), known);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use askgate::call::DesignCall;
 use askgate::facts::Session;
 use askgate::store::approvals::{
     ApprovalBook, ApprovalError, ApprovalLimits, ApprovalStatus, ApprovalStore, ApprovalView,
-    ApprovedCall, Ballot, Claim, ClientWait, CreateError, PendingCall, Vote, Voted,
+    ApprovedCall, Ballot, Claim, ClientWait, CreateError, Intake, PendingCall, Vote, Voted,
 };
 use askgate::store::postgres::{open, FleetOptions};
 use serde_json::json;
@@ -41,9 +41,11 @@ fn call(data: &str) -> PendingCall {
     let input = json!({"operation": "write_files", "arguments": {"project_id": "p1",
         "files": [{"path": "a.html", "data": data}]}});
     PendingCall {
-        session_key: askgate::state::SessionKey::new("agent-one", "s"),
-        session: Session::default(),
-        call: ApprovedCall::Design(DesignCall::parse(input, None).unwrap()),
+        intake: Intake {
+            session_key: askgate::state::SessionKey::new("agent-one", "s"),
+            session: Session::default(),
+            call: ApprovedCall::Design(DesignCall::parse(input, None).unwrap()),
+        },
         kinds: vec![ApprovalKind::Batch],
         trace: None,
     }
@@ -163,7 +165,7 @@ async fn conformance_exactly_one_claim_wins_and_the_loser_is_told_why() {
         }
         let claim = claims.into_iter().find_map(Result::ok).unwrap();
         assert_eq!(claim.decision_id, "d-ap_1");
-        assert!(matches!(claim.call.call, ApprovedCall::Design(_)));
+        assert!(matches!(claim.call.intake.call, ApprovedCall::Design(_)));
         let running = book.view("ap_1", t0()).await.unwrap();
         assert_eq!(running.status, ApprovalStatus::Running);
         assert!(running.approved_by.unwrap().starts_with("approver-"));
@@ -274,7 +276,7 @@ async fn conformance_a_release_puts_the_call_back_and_pages_keep_order() {
             .claim_refusal("ap_2", ballot("refuser", Vote::Refuse), t0())
             .await
             .unwrap();
-        assert!(matches!(refusal.call.call, ApprovedCall::Design(_)));
+        assert!(matches!(refusal.call.intake.call, ApprovedCall::Design(_)));
         assert!(
             book.finish("ap_2", ApprovalStatus::Refused, None, t0())
                 .await
@@ -396,7 +398,7 @@ async fn conformance_i35_a_quorum_of_two_counts_then_claims_and_keeps_every_vote
         let Voted::Claimed(claim) = second else {
             panic!("the second approver did not claim");
         };
-        assert!(matches!(claim.call.call, ApprovedCall::Design(_)));
+        assert!(matches!(claim.call.intake.call, ApprovedCall::Design(_)));
         let running = book.view("ap_1", t0()).await.unwrap();
         assert_eq!(running.status, ApprovalStatus::Running);
         assert_eq!(running.approved_by.as_deref(), Some("bob"));

@@ -1,10 +1,10 @@
 //! The fleet harness: a fresh PostgreSQL database per test (created on the server
 //! `cluster::server_url` names, dropped when the test ends), replicas of the real binary as
-//! child processes on loopback (`serve --store`), the calls the tests send, and a TCP proxy to
-//! the store that can be cut. It only talks HTTP to the replicas and SQL to the store.
+//! child processes on loopback (`serve --store`, through `support::serve`), the calls the tests
+//! send, and a TCP proxy to the store that can be cut. It only talks HTTP to the replicas
+//! (`support::reply`) and SQL to the store.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -93,12 +93,7 @@ impl Drop for Database {
     }
 }
 
-/// A status and a JSON body (`Null` when the body is not JSON).
-#[derive(Debug, Clone)]
-pub struct Reply {
-    pub status: u16,
-    pub body: Value,
-}
+pub use crate::support::reply::{session, Reply};
 
 /// The managed example that turns a Projects `project_delete` into an ask.
 pub fn ask_delete_policies(work: &Path) -> PathBuf {
@@ -110,11 +105,8 @@ pub fn ask_delete_policies(work: &Path) -> PathBuf {
     dir
 }
 
-pub fn session(id: &str) -> Value {
-    json!({"id": id, "agent": "main", "mode": "default", "interactive": true})
-}
-
 pub use crate::support::free_port;
+use crate::support::serve::Binary;
 
 /// One replica: `askgate serve --store <url>` with its own work and log directories.
 pub struct Replica {
@@ -122,7 +114,7 @@ pub struct Replica {
     pub url: String,
     pub work: PathBuf,
     pub http: reqwest::Client,
-    child: Child,
+    binary: Binary,
 }
 
 impl Replica {
@@ -141,38 +133,27 @@ impl Replica {
     ) -> Replica {
         let work = root.join(name);
         std::fs::create_dir_all(&work).expect("work dir");
-        let port = free_port();
-        let output = |file: &str| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(work.join(file))
-                .expect("output file")
-        };
-        let child = Command::new(env!("CARGO_BIN_EXE_askgate"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .arg("--store")
-            .arg(store)
-            .arg("--policies")
-            .arg(policies)
-            .arg("--log-dir")
-            .arg(work.join("logs"))
-            .args(["--watch-seconds", "0"])
-            .args(extra)
-            .env("ASKGATE_REPLICA_ID", name)
-            .env("RUST_LOG", "info")
-            .current_dir(&work)
-            .stdin(Stdio::null())
-            .stdout(output("serve.out"))
-            .stderr(output("serve.err"))
-            .spawn()
-            .expect("askgate serve starts");
+        let store = std::ffi::OsStr::new(store);
+        let logs = work.join("logs");
+        let mut args = vec![
+            "--store".as_ref(),
+            store,
+            "--policies".as_ref(),
+            policies.as_os_str(),
+            "--log-dir".as_ref(),
+            logs.as_os_str(),
+            "--watch-seconds".as_ref(),
+            "0".as_ref(),
+        ];
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        let envs = [("ASKGATE_REPLICA_ID", name), ("RUST_LOG", "info")];
+        let binary = Binary::spawn(&args, &envs, &work).await;
         let replica = Replica {
             name: name.to_string(),
-            url: format!("http://127.0.0.1:{port}"),
+            url: binary.url.clone(),
             work,
             http: reqwest::Client::new(),
-            child,
+            binary,
         };
         replica.wait_until_ready().await;
         replica
@@ -199,18 +180,12 @@ impl Replica {
     }
 
     pub fn errors(&self) -> String {
-        std::fs::read_to_string(self.work.join("serve.err")).unwrap_or_default()
+        self.binary.errors()
     }
 
-    /// The URL of this replica's in-process sandbox upstream (from its start-up banner).
+    /// The URL of this replica's in-process sandbox upstream (from its start-up summary).
     pub fn sandbox_url(&self) -> String {
-        let banner = std::fs::read_to_string(self.work.join("serve.out")).unwrap_or_default();
-        banner
-            .lines()
-            .find_map(|line| line.strip_prefix("upstream: in-process sandbox at "))
-            .and_then(|rest| rest.split_whitespace().next())
-            .expect("the banner names the sandbox")
-            .to_string()
+        self.binary.sandbox_url()
     }
 
     /// How many Projects requests this replica's sandbox has seen.
@@ -237,21 +212,9 @@ impl Replica {
         token: Option<&str>,
         body: Option<&Value>,
     ) -> Result<Reply, reqwest::Error> {
-        let mut request = self.http.request(method, format!("{}{path}", self.url));
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
-        if let Some(body) = body {
-            request = request
-                .header("content-type", "application/json")
-                .body(body.to_string());
-        }
-        let response = request.send().await?;
-        let status = response.status().as_u16();
-        let bytes = response.bytes().await?;
-        let body = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-        Ok(Reply { status, body })
+        let url = format!("{}{path}", self.url);
+        let body = body.map(|body| body.to_string().into_bytes());
+        crate::support::reply::send(&self.http, method, url, token, body).await
     }
 
     pub async fn send(
@@ -325,15 +288,7 @@ impl Replica {
 
     /// SIGKILL, then reap.
     pub fn kill_9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.binary.kill_9();
     }
 }
 

@@ -193,18 +193,6 @@ pub(super) async fn design(
         .await
 }
 
-pub(super) fn policies(reply: &super::harness::Reply) -> Vec<String> {
-    reply.body["policies"]
-        .as_array()
-        .map(|ids| {
-            ids.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_registered_through_a_covers_the_sessions_writes_on_b_until_a_consent_revoke() {
     let (_database, _root, a, b) = fleet("shared_plans", &[]).await;
@@ -234,7 +222,7 @@ async fn a_plan_registered_through_a_covers_the_sessions_writes_on_b_until_a_con
     let on_b = design(&b, "fleet-plan", "write_files", covered.clone()).await;
     assert_eq!(on_b.status, 200, "B decides on A's plan: {}", on_b.body);
     assert!(
-        policies(&on_b).iter().any(|id| id == "plans.covered"),
+        on_b.policies().iter().any(|id| id == "plans.covered"),
         "{}",
         on_b.body
     );

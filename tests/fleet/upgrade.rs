@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::harness::{ask_delete_policies, Database, Replica};
-use super::shared::{design, policies};
+use super::shared::design;
 
 fn fixture(name: &str) -> Vec<Value> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -107,7 +107,7 @@ async fn a_replica_of_this_version_serves_a_store_the_previous_version_wrote() {
     let written = design(&replica, "fleet-upgrade", "write_files", covered).await;
     assert_eq!(written.status, 200, "{}", written.body);
     assert!(
-        policies(&written).iter().any(|id| id == "plans.covered"),
+        written.policies().iter().any(|id| id == "plans.covered"),
         "{}",
         written.body
     );

@@ -108,6 +108,30 @@ async fn i36_a_per_minute_cap_holds_across_two_replicas() {
         rows >= 6,
         "each replica's buckets are rows of the store: {rows}"
     );
+    // B's refusal went to the store as a count of its own (`denies_*`).
+    let denies: i64 = client
+        .query_one(
+            "SELECT coalesce(sum(denies), 0)::bigint FROM usage_counts \
+             WHERE principal = 'demo-agent' AND replica = 'b' AND width = 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(denies, 1, "B refused one call");
+    // The session's calls are rows of their own (five-minute buckets), on both replicas.
+    let sessions: i64 = client
+        .query_one(
+            "SELECT coalesce(sum(calls), 0)::bigint FROM usage_counts WHERE width = 300",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        (4..=5).contains(&sessions),
+        "the session's calls, all but the last surely flushed: {sessions}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

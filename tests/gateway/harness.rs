@@ -1,54 +1,19 @@
-//! The end-to-end harness: one service plus its sandbox per test, a manual clock, and small
-//! HTTP helpers for the agent, the approver and the sandbox controls. It only talks HTTP.
+//! The end-to-end harness: one service plus its sandbox per test (`support::in_process`), a
+//! manual clock, and small HTTP helpers for the agent, the approver and the sandbox controls.
+//! It only talks HTTP (`support::reply`).
 
 use std::sync::Arc;
 
-use askgate::sandbox::Sandbox;
 use askgate::server::clock::{Clock, ManualClock};
-use askgate::server::config::{Config, RawConfig, DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN};
+use askgate::server::config::{RawConfig, DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN};
 use serde_json::{json, Value};
+
+use crate::support::in_process::InProcess;
 
 pub const AGENT: &str = DEMO_AGENT_TOKEN;
 pub const APPROVER: &str = DEMO_APPROVER_TOKEN;
 
-/// A status and a JSON body (`Null` when the body is not JSON).
-#[derive(Debug, Clone)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: reqwest::header::HeaderMap,
-    pub body: Value,
-}
-
-impl Reply {
-    pub fn decision(&self) -> &str {
-        self.body["decision"].as_str().unwrap_or("")
-    }
-
-    pub fn policies(&self) -> Vec<String> {
-        self.body["policies"]
-            .as_array()
-            .map(|ids| {
-                ids.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// The approval id of a 202 ask.
-    pub fn approval_id(&self) -> String {
-        assert_eq!(self.status, 202, "expected an ask: {}", self.body);
-        self.body["approval"]["id"]
-            .as_str()
-            .expect("approval id")
-            .to_string()
-    }
-
-    pub fn card_kind(&self) -> &str {
-        self.body["approval"]["card"]["kind"].as_str().unwrap_or("")
-    }
-}
+pub use crate::support::reply::{session as main_session, Reply};
 
 /// The decision was determined by (among others) the policy `id`.
 pub fn assert_policy(reply: &Reply, id: &str) {
@@ -67,12 +32,7 @@ pub struct Gateway {
     pub clock: Arc<ManualClock>,
     pub http: reqwest::Client,
     pub spill: tempfile::TempDir,
-    _sandbox: Option<Sandbox>,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
-}
-
-pub fn main_session(id: &str) -> Value {
-    json!({"id": id, "agent": "main", "mode": "default", "interactive": true})
+    _service: InProcess,
 }
 
 pub fn subagent_session(id: &str) -> Value {
@@ -138,30 +98,16 @@ impl Gateway {
             ..RawConfig::default()
         };
         adjust(&mut raw);
-        let config = Config::validate(raw).expect("valid config");
         let clock = Arc::new(ManualClock::new(time::OffsetDateTime::now_utc()));
         let shared: Arc<dyn Clock> = clock.clone();
-        let booted = askgate::server::boot::boot(&config, shared)
-            .await
-            .expect("boots");
-        let url = format!("http://{}", listener.local_addr().expect("address"));
-        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(askgate::server::run_with(
-            listener,
-            booted.state,
-            config.http,
-            async move {
-                let _ = stopped.await;
-            },
-        ));
+        let service = InProcess::start(listener, raw, shared).await;
         Gateway {
-            url,
-            sandbox_url: booted.upstream_url,
+            url: service.url.clone(),
+            sandbox_url: service.upstream_url.clone(),
             clock,
             http: reqwest::Client::new(),
             spill,
-            _sandbox: booted.sandbox,
-            _shutdown: shutdown,
+            _service: service,
         }
     }
 
@@ -172,26 +118,9 @@ impl Gateway {
         token: Option<&str>,
         body: Option<Vec<u8>>,
     ) -> Reply {
-        let mut request = self.http.request(method, url);
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
-        if let Some(body) = body {
-            request = request
-                .header("content-type", "application/json")
-                .body(body);
-        }
-        let response = request.send().await.expect("request sent");
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let bytes = response.bytes().await.expect("body read");
-        let body = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-        Reply {
-            status,
-            headers,
-            body,
-        }
+        crate::support::reply::send(&self.http, method, url, token, body)
+            .await
+            .expect("request answered")
     }
 
     pub async fn post(&self, path: &str, token: Option<&str>, body: Option<Value>) -> Reply {

@@ -5,29 +5,23 @@
 //! whose release links back to the held call and whose upstream request carries the context
 //! to the upstream (the sandbox's span is its child). On `/mcp` the `traceparent` of the
 //! request's `_meta` is the parent, and the wait for the human is a child span. Decision
-//! records arrive as OTLP log records when `telemetry.decision_records` is set.
+//! records arrive as OTLP log records when `telemetry.decision_records` is set. A call whose
+//! client's trace is not sampled draws no span and passes the client's context on unchanged
+//! (issue 36 §3: sampling is decided at the door).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use super::harness::{main_session, write_args, AGENT, APPROVER};
 use crate::support::otlp::{Receiver, Span};
+use crate::support::serve::Binary;
 
-/// `askgate serve` exporting to `receiver`; killed when dropped.
+/// `askgate serve` exporting to `receiver`, and the HTTP client the test calls it with.
 struct Serve {
-    child: Child,
-    url: String,
+    binary: Binary,
     http: reqwest::Client,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Serve {
@@ -36,46 +30,44 @@ impl Serve {
         let mcp = json!({"approval_wait_seconds": 30, "progress_seconds": 1});
         let settings = json!({"telemetry": {"decision_records": true}, "mcp": mcp});
         std::fs::write(&config, settings.to_string()).unwrap();
-        let port = crate::support::free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_askgate"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .arg("--config")
-            .arg(&config)
-            .arg("--log-dir")
-            .arg(work.join("logs"))
-            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.url)
-            .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-            .env("OTEL_BLRP_SCHEDULE_DELAY", "100")
-            .env("OTEL_METRIC_EXPORT_INTERVAL", "300")
-            .env_remove("OTEL_TRACES_SAMPLER")
-            .current_dir(work)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("askgate starts");
-        let serve = Serve {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
+        let logs = work.join("logs");
+        let args = [
+            "--config".as_ref(),
+            config.as_os_str(),
+            "--log-dir".as_ref(),
+            logs.as_os_str(),
+        ];
+        let envs = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url.as_str()),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+            ("OTEL_BLRP_SCHEDULE_DELAY", "100"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "300"),
+        ];
+        Serve {
+            binary: Binary::spawn(&args, &envs, work).await,
             http: reqwest::Client::new(),
-        };
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while serve
+        }
+    }
+
+    /// The in-process sandbox's `traceparent` last received (from its stats).
+    async fn upstream_traceparent(&self) -> Value {
+        let url = format!("{}/_sandbox/stats", self.binary.sandbox_url());
+        let stats: Value = self
             .http
-            .get(format!("{}/healthz", serve.url))
+            .get(url)
             .send()
             .await
-            .is_err()
-        {
-            assert!(Instant::now() < deadline, "askgate did not start");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        serve
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        stats["last_traceparent"].clone()
     }
 
     async fn post(&self, path: &str, token: &str, parent: &str, body: Value) -> (u16, Value) {
         let response = self
             .http
-            .post(format!("{}{path}", self.url))
+            .post(format!("{}{path}", self.binary.url))
             .bearer_auth(token)
             .header("traceparent", parent)
             .body(body.to_string())
@@ -296,7 +288,7 @@ async fn i36_an_mcp_call_takes_its_parent_from_meta_and_the_human_wait_is_a_chil
         "arguments": {"operation": "write_files", "arguments": write_args("p1", &["held.html"])}}});
     let request = serve
         .http
-        .post(format!("{}/mcp", serve.url))
+        .post(format!("{}/mcp", serve.binary.url))
         .bearer_auth(AGENT)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
@@ -315,7 +307,7 @@ async fn i36_an_mcp_call_takes_its_parent_from_meta_and_the_human_wait_is_a_chil
         let id = loop {
             let listed: Value = serve
                 .http
-                .get(format!("{}/v1/approvals", serve.url))
+                .get(format!("{}/v1/approvals", serve.binary.url))
                 .bearer_auth(APPROVER)
                 .send()
                 .await
@@ -359,4 +351,66 @@ async fn i36_an_mcp_call_takes_its_parent_from_meta_and_the_human_wait_is_a_chil
         call.attribute("askgate.approval.id")
     );
     assert_eq!(wait.attribute("askgate.approval.status"), "completed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i36_a_call_whose_trace_is_not_sampled_draws_no_span_and_passes_the_context_on() {
+    let receiver = Receiver::start().await;
+    let work = tempfile::tempdir().unwrap();
+    let serve = Serve::start(&receiver, work.path()).await;
+    let (status, body) = serve
+        .post("/v1/design/consent", APPROVER, "", json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let read = |session: &str| {
+        json!({"session": main_session(session), "input": {"operation": "read_file",
+            "arguments": {"project_id": "p1", "path": "index.html"}}})
+    };
+
+    // The client's trace is not sampled (flags 00): askgate draws nothing and passes the
+    // client's context to the upstream as it came.
+    let (unsampled_trace, _, sampled_header) = client_context(0x6f);
+    let unsampled_header = sampled_header.replace("-01", "-00");
+    let (status, body) = serve
+        .post(
+            "/v1/design/call",
+            AGENT,
+            &unsampled_header,
+            read("s-unsampled"),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(serve.upstream_traceparent().await, json!(unsampled_header));
+
+    // A sampled call after it: its spans arrive, and none of the unsampled call's did.
+    let (trace, client_span, header) = client_context(0x70);
+    let (status, body) = serve
+        .post("/v1/design/call", AGENT, &header, read("s-sampled"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let spans = receiver
+        .spans_until("the sampled call and its upstream request", |spans| {
+            spans
+                .iter()
+                .any(|s| s.trace_id == trace && s.name.starts_with("sandbox "))
+                && spans.iter().any(|s| s.name == "execute_tool ClaudeDesign")
+        })
+        .await;
+    let unsampled: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.trace_id == unsampled_trace)
+        .collect();
+    assert!(
+        unsampled.is_empty(),
+        "spans of an unsampled call: {unsampled:#?}"
+    );
+    let call = one(&spans, "the sampled call's span", |s| {
+        s.name == "execute_tool ClaudeDesign"
+    });
+    assert_eq!(call.parent, client_span);
+    // The sampled call's upstream request carried askgate's own span, not the client's.
+    let sent = serve.upstream_traceparent().await;
+    let sent = sent.as_str().unwrap_or_default();
+    assert!(sent.starts_with(&format!("00-{trace}-")), "{sent}");
+    assert!(!sent.contains(&client_span), "{sent}");
 }

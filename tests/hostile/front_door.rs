@@ -255,7 +255,7 @@ async fn n6_a_reconnecting_slowloris_leaves_other_peers_answered_within_2_s() {
         work.path(),
     )
     .await;
-    let health = binary.announced("health checks: ", work.path()).await;
+    let health = binary.announced("health checks: ").await;
     let base = binary.url.clone();
     let target: SocketAddr = base.trim_start_matches("http://").parse().unwrap();
     let attack = Slowloris::start(target, ATTACKER, 1_100);
@@ -455,7 +455,7 @@ async fn n6_the_health_listener_answers_while_the_main_listener_is_full() {
     .unwrap();
     let mut binary =
         Binary::start_with(&["--config".as_ref(), config.as_os_str()], work.path()).await;
-    let health = binary.announced("health checks: ", work.path()).await;
+    let health = binary.announced("health checks: ").await;
     let target: SocketAddr = binary.url.trim_start_matches("http://").parse().unwrap();
     let flood = fill_pool(target, ATTACKER, 5).await;
     assert_eq!(flood.len(), 4);

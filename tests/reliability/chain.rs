@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::harness::{askgate, delete_notes, read_notes, send, tokenless_copy, Binary, AGENT};
+use super::harness::{askgate, authorize, delete_notes, read_notes, send, tokenless_copy, Binary};
 
 /// `serve` on `logs` as replica `id`, with checkpoints every 5 records.
 async fn replica(logs: &Path, work: &Path, id: &str) -> Binary {
@@ -37,16 +37,13 @@ async fn decide(binary: &Binary, count: usize) {
             1 => delete_notes(&session),
             _ => tokenless_copy(&session),
         };
-        let url = format!("{}/v1/authorize", binary.url);
-        let reply = send(&http, reqwest::Method::POST, url, Some(AGENT), Some(&body))
-            .await
-            .unwrap();
+        let reply = authorize(&http, &binary.url, &body).await;
         assert_eq!(reply.status, 200, "{}", reply.body);
     }
 }
 
 /// The public key `GET /v1/admin/log-key` serves, checked against the one `serve` printed.
-async fn served_key(binary: &mut Binary, work: &Path) -> String {
+async fn served_key(binary: &mut Binary) -> String {
     let http = reqwest::Client::new();
     let url = format!("{}/v1/admin/log-key", binary.url);
     let reply = send(&http, reqwest::Method::GET, url, None, None)
@@ -55,9 +52,7 @@ async fn served_key(binary: &mut Binary, work: &Path) -> String {
     assert_eq!(reply.status, 200, "{}", reply.body);
     let key = reply.text("key").to_string();
     assert_eq!(key.len(), 64, "{}", reply.body);
-    let printed = binary
-        .announced("decision log checkpoint key: ", work)
-        .await;
+    let printed = binary.announced("decision log checkpoint key: ").await;
     assert_eq!(printed, key);
     key
 }
@@ -114,10 +109,7 @@ async fn two_replicas(work: &Path) -> (PathBuf, String, String) {
     let logs = work.join("logs");
     let mut a = replica(&logs, work, "a").await;
     let mut b = replica(&logs, work, "b").await;
-    let (key_a, key_b) = (
-        served_key(&mut a, work).await,
-        served_key(&mut b, work).await,
-    );
+    let (key_a, key_b) = (served_key(&mut a).await, served_key(&mut b).await);
     assert_ne!(key_a, key_b, "each replica signs with a key of its own");
     decide(&a, 12).await;
     decide(&b, 7).await;
@@ -283,7 +275,7 @@ async fn a_torn_tail_is_recorded_at_restart_and_a_missing_file_is_not() {
     let work = tempfile::tempdir().unwrap();
     let logs = work.path().join("logs");
     let mut a = replica(&logs, work.path(), "a").await;
-    let key = served_key(&mut a, work.path()).await;
+    let key = served_key(&mut a).await;
     for round in 0..2 {
         decide(&a, 4).await;
         a.kill_9();

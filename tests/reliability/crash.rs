@@ -37,7 +37,7 @@ async fn request_loop(url: String, loop_index: usize, stop: Arc<AtomicBool>) -> 
             reqwest::Method::POST,
             target,
             Some(AGENT),
-            Some(body),
+            Some(body.to_string().into_bytes()),
         )
         .await;
         match sent {
@@ -263,7 +263,7 @@ async fn kill_9_with_room_loses_no_acknowledged_decision_and_restart_cuts_the_ro
         reqwest::Method::POST,
         target,
         Some(AGENT),
-        Some(&body),
+        Some(body.to_string().into_bytes()),
     )
     .await
     .unwrap();

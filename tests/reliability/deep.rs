@@ -12,7 +12,7 @@ use serde_json::json;
 
 use askgate::authz::limits::{MAX_BOOLEAN_OPERATORS, MAX_NESTING};
 
-use super::harness::{askgate, send, Binary, AGENT, APPROVER};
+use super::harness::{self, askgate, send, Binary, APPROVER};
 
 fn chain(n: usize) -> String {
     let terms: Vec<String> = (0..n)
@@ -84,17 +84,13 @@ async fn healthz(binary: &Binary) -> serde_json::Value {
 }
 
 async fn authorize(binary: &Binary, path: &str) -> serde_json::Value {
-    let http = reqwest::Client::new();
-    let url = format!("{}/v1/authorize", binary.url);
     let body = json!({
         "session": {"id": "deep", "agent": "main", "mode": "default", "interactive": true},
         "tool": "ClaudeDesign",
         "input": {"operation": "write_files", "arguments": {"project_id": "p1",
             "files": [{"path": path, "data": "x"}]}},
     });
-    let reply = send(&http, reqwest::Method::POST, url, Some(AGENT), Some(&body))
-        .await
-        .expect("the service decides");
+    let reply = harness::authorize(&reqwest::Client::new(), &binary.url, &body).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     reply.body
 }

@@ -1,18 +1,20 @@
-//! The reliability harness: an in-process service (`boot` + `run` on 127.0.0.1:0) whose state
-//! a test may hand to the watcher, the real binary as a child process that can be killed with
-//! SIGKILL, the call bodies the tests send, and the two known policy sets. It only talks HTTP
-//! to a service; it reads policies and logs with the crate's own loaders and reader.
+//! The reliability harness: an in-process service on the system clock
+//! (`support::in_process`) whose state a test may hand to the watcher, the real binary
+//! (`support::serve::Binary`, killable with SIGKILL), the call bodies the tests send, and the
+//! two known policy sets. It only talks HTTP to a service (`support::reply`); it reads
+//! policies and logs with the crate's own loaders and reader.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use askgate::authz::{baseline, PolicySnapshot, Source};
-use askgate::sandbox::Sandbox;
-use askgate::server::boot::{boot, system_clock};
-use askgate::server::config::{Config, RawConfig, DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN};
+use askgate::server::boot::system_clock;
+use askgate::server::config::{RawConfig, DEMO_AGENT_TOKEN, DEMO_APPROVER_TOKEN};
 use askgate::server::AppState;
 use serde_json::{json, Value};
+
+use crate::support::in_process::InProcess;
 
 pub const AGENT: &str = DEMO_AGENT_TOKEN;
 pub const APPROVER: &str = DEMO_APPROVER_TOKEN;
@@ -53,22 +55,8 @@ impl KnownSets {
     }
 }
 
-/// A status and a JSON body (`Null` when the body is not JSON).
-#[derive(Debug, Clone)]
-pub struct Reply {
-    pub status: u16,
-    pub body: Value,
-}
-
-impl Reply {
-    pub fn text(&self, key: &str) -> &str {
-        self.body[key].as_str().unwrap_or("")
-    }
-}
-
-pub fn session(id: &str) -> Value {
-    json!({"id": id, "agent": "main", "mode": "default", "interactive": true})
-}
+pub use crate::support::reply::{send, session, Reply};
+pub use crate::support::serve::Binary;
 
 /// `POST /v1/authorize` of a Projects `project_delete` of `notes.md` (attached project).
 pub fn delete_notes(session_id: &str) -> Value {
@@ -97,33 +85,10 @@ pub fn tokenless_copy(session_id: &str) -> Value {
     })
 }
 
-pub async fn send(
-    http: &reqwest::Client,
-    method: reqwest::Method,
-    url: String,
-    token: Option<&str>,
-    body: Option<&Value>,
-) -> Result<Reply, reqwest::Error> {
-    let mut request = http.request(method, url);
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    if let Some(body) = body {
-        request = request
-            .header("content-type", "application/json")
-            .body(body.to_string());
-    }
-    let response = request.send().await?;
-    let status = response.status().as_u16();
-    let bytes = response.bytes().await?;
-    let body = serde_json::from_slice(&bytes)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-    Ok(Reply { status, body })
-}
-
 pub async fn authorize(http: &reqwest::Client, base: &str, body: &Value) -> Reply {
     let url = format!("{base}/v1/authorize");
-    send(http, reqwest::Method::POST, url, Some(AGENT), Some(body))
+    let body = Some(body.to_string().into_bytes());
+    send(http, reqwest::Method::POST, url, Some(AGENT), body)
         .await
         .expect("authorize answered")
 }
@@ -142,14 +107,14 @@ pub async fn healthz(http: &reqwest::Client, base: &str) -> Reply {
         .expect("healthz answered")
 }
 
-/// A service booted in this process; stops when dropped with the test's runtime.
+/// A service booted in this process, on the system clock; stops when dropped with the test's
+/// runtime.
 pub struct Service {
     pub url: String,
     pub state: AppState,
     pub http: reqwest::Client,
     _scratch: tempfile::TempDir,
-    _sandbox: Option<Sandbox>,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
+    _service: InProcess,
 }
 
 /// What a test varies about an in-process service.
@@ -177,27 +142,16 @@ impl Service {
             spill_dir: Some(scratch.path().to_path_buf()),
             ..RawConfig::default()
         };
-        let config = Config::validate(raw).expect("valid config");
-        let booted = boot(&config, system_clock()).await.expect("boots");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("address"));
-        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(askgate::server::run(
-            listener,
-            booted.state.clone(),
-            async move {
-                let _ = stopped.await;
-            },
-        ));
+        let service = InProcess::start(listener, raw, system_clock()).await;
         Service {
-            url,
-            state: booted.state,
+            url: service.url.clone(),
+            state: service.state.clone(),
             http: reqwest::Client::new(),
             _scratch: scratch,
-            _sandbox: booted.sandbox,
-            _shutdown: shutdown,
+            _service: service,
         }
     }
 
@@ -233,124 +187,6 @@ impl Service {
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         false
-    }
-}
-
-/// `askgate serve` as a child process; killed with SIGKILL when dropped.
-pub struct Binary {
-    pub url: String,
-    child: Child,
-    /// Where this run's stdout starts in `serve.out` (a restart appends to the same file).
-    out_from: u64,
-}
-
-impl Binary {
-    /// Starts `serve --log-dir logs` in `work` and waits (up to 15 s) for `/healthz`.
-    pub async fn start(logs: &Path, work: &Path) -> Binary {
-        Binary::start_with(&["--log-dir".as_ref(), logs.as_os_str()], work).await
-    }
-
-    /// Starts `serve` with `args` (after `--listen`) in `work` and waits for `/healthz`.
-    ///
-    /// It listens on port 0 and the URL is the one it announces (T1): a port found free here
-    /// and bound by the child later can be taken in between, by a client's ephemeral port.
-    pub async fn start_with(args: &[&std::ffi::OsStr], work: &Path) -> Binary {
-        let output = |name: &str| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(work.join(name))
-                .expect("output file")
-        };
-        let out_from = std::fs::metadata(work.join("serve.out")).map_or(0, |meta| meta.len());
-        let child = Command::new(env!("CARGO_BIN_EXE_askgate"))
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .args(args)
-            .current_dir(work)
-            .stdin(Stdio::null())
-            .stdout(output("serve.out"))
-            .stderr(output("serve.err"))
-            .spawn()
-            .expect("askgate serve starts");
-        let mut binary = Binary {
-            url: String::new(),
-            child,
-            out_from,
-        };
-        binary.url = binary.announced("askgate listening on ", work).await;
-        binary.wait_until_healthy(work).await;
-        binary
-    }
-
-    /// The rest of the first line this run printed that starts with `prefix` (up to its first
-    /// space), waiting up to 15 s for it.
-    pub async fn announced(&mut self, prefix: &str, work: &Path) -> String {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while Instant::now() < deadline {
-            let printed = std::fs::read(work.join("serve.out")).unwrap_or_default();
-            let start = usize::try_from(self.out_from)
-                .unwrap_or(0)
-                .min(printed.len());
-            let text = String::from_utf8_lossy(&printed[start..]).into_owned();
-            let line = text.lines().find_map(|line| line.strip_prefix(prefix));
-            if let Some(rest) = line {
-                return rest.split(' ').next().unwrap_or(rest).to_string();
-            }
-            if let Some(status) = self.child.try_wait().expect("child status") {
-                let errors = std::fs::read_to_string(work.join("serve.err")).unwrap_or_default();
-                panic!("askgate serve exited ({status}) before printing `{prefix}`: {errors}");
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("askgate serve never printed `{prefix}`");
-    }
-
-    async fn wait_until_healthy(&self, work: &Path) {
-        let http = reqwest::Client::new();
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while Instant::now() < deadline {
-            let url = format!("{}/healthz", self.url);
-            if let Ok(reply) = send(&http, reqwest::Method::GET, url, None, None).await {
-                if reply.status == 200 {
-                    return;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let errors = std::fs::read_to_string(work.join("serve.err")).unwrap_or_default();
-        panic!("askgate serve did not become healthy: {errors}");
-    }
-
-    /// Sends `signal` (a `kill -<signal>` name) and waits up to `within` for the exit code
-    /// (`None` when a signal ended it, or it is still running).
-    pub fn signal_and_wait(&mut self, signal: &str, within: Duration) -> Option<i32> {
-        let sent = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(self.child.id().to_string())
-            .status()
-            .expect("kill runs");
-        assert!(sent.success(), "kill -{signal} failed");
-        let deadline = Instant::now() + within;
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().expect("child status") {
-                return status.code();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    }
-
-    /// SIGKILL, then reap.
-    pub fn kill_9(&mut self) {
-        self.child.kill().expect("SIGKILL sent");
-        self.child.wait().expect("child reaped");
-    }
-}
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

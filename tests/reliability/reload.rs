@@ -208,7 +208,7 @@ async fn the_watcher_applies_a_changed_directory_without_a_reload_call() {
         ..Setup::default()
     })
     .await;
-    let watcher = spawn_watcher(service.state.pipeline.clone(), Duration::from_millis(100));
+    let watcher = spawn_watcher(service.state.admin.clone(), Duration::from_millis(100));
     // Let the watcher take its first look at the directory.
     tokio::time::sleep(Duration::from_millis(300)).await;
 
@@ -247,7 +247,7 @@ async fn a_change_right_after_the_watcher_starts_is_applied() {
         ..Setup::default()
     })
     .await;
-    let watcher = spawn_watcher(service.state.pipeline.clone(), Duration::from_millis(100));
+    let watcher = spawn_watcher(service.state.admin.clone(), Duration::from_millis(100));
     // No await between the spawn and the change: on this single-threaded runtime the task has
     // not run yet, exactly like `serve` between `boot` and the watcher's first poll.
     switch_to(managed.path(), true);

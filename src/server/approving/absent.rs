@@ -19,14 +19,23 @@ impl Work {
     /// Waits until the asking client is back; false when it did not come in time.
     pub(super) async fn client_came_back(&self) -> bool {
         let inner = self.state.inner();
-        let run_deadline = inner.approvals.limits().run_deadline;
-        let Ok(view) = inner.approvals.view(&self.id, inner.clock.now()).await else {
+        let run_deadline = inner.approving.approvals.limits().run_deadline;
+        let Ok(view) = inner
+            .approving
+            .approvals
+            .view(&self.id, inner.clock.now())
+            .await
+        else {
             return false;
         };
         let left = Duration::try_from(view.expires_at - inner.clock.now()).unwrap_or_default();
         let deadline = tokio::time::Instant::now() + left.min(run_deadline);
         loop {
-            let view = inner.approvals.view(&self.id, inner.clock.now()).await;
+            let view = inner
+                .approving
+                .approvals
+                .view(&self.id, inner.clock.now())
+                .await;
             // A store that cannot answer is asked again until the deadline.
             if view.is_ok_and(|view| view.client != ClientWait::NotYet) {
                 return true;
@@ -48,7 +57,7 @@ impl Work {
              for the result (its retry with the approval's `requestState` did not come before \
              the approval's wait ended), so the call never ran and nobody would have received \
              its result",
-            self.approver, claim.call.session_key.principal
+            self.approver, claim.call.intake.session_key.principal
         );
         let withdrawal = Withdrawal {
             id: claim.id.clone(),
@@ -59,6 +68,7 @@ impl Work {
         if log_withdrawal(inner, &withdrawal).await.is_err() {
             let now = inner.clock.now();
             inner
+                .approving
                 .approvals
                 .requeue_withdrawals(vec![withdrawal], now)
                 .await;
@@ -66,6 +76,7 @@ impl Work {
         let result = error_json("withdrawn", &why);
         let now = inner.clock.now();
         inner
+            .approving
             .approvals
             .finish(&self.id, ApprovalStatus::Withdrawn, Some(result), now)
             .await;

@@ -24,8 +24,8 @@ pub const NEXT_APPROVAL: &str = "next_approval";
 /// and records nothing).
 pub fn connects(card: &Approval, prepared: &Prepared) -> bool {
     card.kind() == ApprovalKind::Consent
-        && matches!(prepared.call, ApprovedCall::Design(_))
-        && prepared.session.may_record()
+        && matches!(prepared.intake.call, ApprovedCall::Design(_))
+        && prepared.intake.session.may_record()
 }
 
 /// The approval a result hands its call on to, if any.
@@ -76,25 +76,11 @@ impl Work {
         &self,
         prepared: Prepared,
     ) -> Result<(Prepared, Decision), crate::server::error::ApiError> {
-        let generation = self.state.inner().policies.current();
-        let snapshot = generation.live.clone();
-        let (facts, local_file) = self
+        let again = self
             .state
-            .gather(
-                &prepared.session_key,
-                &prepared.session,
-                &prepared.call,
-                &snapshot,
-            )
-            .await?;
-        let again = Prepared {
-            decision_id: uuid::Uuid::new_v4().to_string(),
-            facts,
-            local_file,
-            snapshot,
-            shadow: generation.shadow.clone(),
-            ..prepared
-        };
+            .prepare_again(prepared.intake)
+            .await
+            .map_err(|(_, error)| error)?;
         let decision = self.state.decide_and_record(&again).await?;
         Ok((again, decision))
     }
@@ -118,15 +104,15 @@ impl Work {
         let now = inner.clock.now();
         // The next card lives as long as this one did when a client waits for it.
         if self.client != ClientWait::Polls {
-            let view = inner.approvals.view(&self.id, now).await;
-            prepared.waits_for = view
+            let view = inner.approving.approvals.view(&self.id, now).await;
+            prepared.arrival.waits_for = view
                 .ok()
                 .and_then(|view| {
                     std::time::Duration::try_from(view.expires_at - view.created_at).ok()
                 })
                 .map(|life| life.saturating_sub(super::WAIT_MARGIN));
         }
-        let principal = prepared.session_key.principal.clone();
+        let principal = prepared.intake.session_key.principal.clone();
         let held = self
             .state
             .hold(&principal, prepared, decision, self.client)

@@ -20,7 +20,7 @@ pub const SWEEPER: &str = "askgate";
 /// Starts the sweeper; it stops once the service's state is dropped.
 pub fn spawn_sweeper(state: &Pipeline) {
     let weak: Weak<Inner> = Arc::downgrade(&state.0);
-    let interval = state.inner().approvals.limits().sweep_interval;
+    let interval = state.inner().approving.approvals.limits().sweep_interval;
     tokio::spawn(async move {
         let mut ticker = tokio::time::interval(interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -34,7 +34,7 @@ pub fn spawn_sweeper(state: &Pipeline) {
 
 async fn sweep(inner: &Inner) {
     let now = inner.clock.now();
-    let found = inner.approvals.sweep(now).await;
+    let found = inner.approving.approvals.sweep(now).await;
     let mut unlogged = Vec::new();
     for (id, decision_id) in found.expired {
         let logged = inner
@@ -49,7 +49,11 @@ async fn sweep(inner: &Inner) {
         }
     }
     if !unlogged.is_empty() {
-        inner.approvals.requeue_expiries(unlogged, now).await;
+        inner
+            .approving
+            .approvals
+            .requeue_expiries(unlogged, now)
+            .await;
     }
     let mut unlogged = Vec::new();
     for withdrawal in found.withdrawn {
@@ -58,7 +62,11 @@ async fn sweep(inner: &Inner) {
         }
     }
     if !unlogged.is_empty() {
-        inner.approvals.requeue_withdrawals(unlogged, now).await;
+        inner
+            .approving
+            .approvals
+            .requeue_withdrawals(unlogged, now)
+            .await;
     }
     for (_, decision_id) in found.overdue {
         let result = error_json("deadline", "the approved work did not report back");
@@ -70,14 +78,14 @@ async fn sweep(inner: &Inner) {
 /// Sends every approval still unanswered past `escalation.after_seconds` to the escalation
 /// webhook; the books hand each over once.
 async fn escalate(inner: &Inner, now: time::OffsetDateTime) {
-    let Some(after) = inner.notifier.escalate_after() else {
+    let Some(after) = inner.approving.notifier.escalate_after() else {
         return;
     };
     let Ok(after) = time::Duration::try_from(after) else {
         return;
     };
-    for view in inner.approvals.escalate(now - after, now).await {
-        inner.notifier.approval_escalated(&view, now);
+    for view in inner.approving.approvals.escalate(now - after, now).await {
+        inner.approving.notifier.approval_escalated(&view, now);
     }
 }
 

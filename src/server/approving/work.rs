@@ -21,7 +21,9 @@ use crate::server::error::ApiError;
 use crate::server::execute::error_json;
 use crate::server::gateway::{Pipeline, Prepared};
 use crate::server::journal::Answer;
-use crate::store::approvals::{ApprovalStatus, Binding, Changed, Claim, ClientWait, PendingCall};
+use crate::store::approvals::{
+    ApprovalStatus, Binding, Changed, Claim, ClientWait, Intake, PendingCall,
+};
 
 /// Tells the waiting request whether the work's records were written (`Err`: the approval
 /// is pending again).
@@ -91,7 +93,7 @@ impl Work {
             self.never_received(claim).await;
             return;
         }
-        let deadline = self.state.inner().approvals.limits().run_deadline;
+        let deadline = self.state.inner().approving.approvals.limits().run_deadline;
         let ended = match tokio::time::timeout(deadline, self.carry_out(claim, started)).await {
             Ok(Some(ended)) => ended,
             // Put back to pending: nothing ran, nothing is left to end.
@@ -110,7 +112,7 @@ impl Work {
     /// The work proper; `None` when the approval went back to pending.
     async fn carry_out(&self, claim: Claim, started: Started) -> Option<Ended> {
         if let Some(Err(changed)) =
-            (self.bound.as_ref()).map(|bound| bound.holds_for(&claim.call.call))
+            (self.bound.as_ref()).map(|bound| bound.holds_for(&claim.call.intake.call))
         {
             // Not the call that was approved (a store row changed under it): logged as
             // approved, never decided again nor run.
@@ -120,7 +122,11 @@ impl Work {
             Ok(ready) => ready,
             Err((claim, error)) => {
                 let inner = self.state.inner();
-                inner.approvals.release(claim, inner.clock.now()).await;
+                inner
+                    .approving
+                    .approvals
+                    .release(claim, inner.clock.now())
+                    .await;
                 let _ = started.send(Err(error));
                 return None;
             }
@@ -156,7 +162,11 @@ impl Work {
     ) -> Option<Ended> {
         if let Err(error) = self.approved(&self.asked).await {
             let inner = self.state.inner();
-            inner.approvals.release(claim, inner.clock.now()).await;
+            inner
+                .approving
+                .approvals
+                .release(claim, inner.clock.now())
+                .await;
             let _ = started.send(Err(error));
             return None;
         }
@@ -173,76 +183,40 @@ impl Work {
         }
         let Claim {
             card,
-            call: pending,
+            call: PendingCall { intake, kinds, .. },
             ..
         } = claim;
         // The approval re-decides on the policies current now, gates first.
-        let generation = self.state.inner().policies.current();
-        let snapshot = generation.live.clone();
-        let gathered = self
-            .state
-            .gather(
-                &pending.session_key,
-                &pending.session,
-                &pending.call,
-                &snapshot,
-            )
-            .await;
-        let (facts, local_file) = match gathered {
-            Ok(gathered) => gathered,
-            Err(error) => {
-                let claim = Claim {
-                    id: self.id.clone(),
-                    decision_id: self.asked.clone(),
-                    card,
-                    call: pending,
-                    client: self.client,
-                    bound: self.bound.clone(),
-                };
-                return Err((claim, error));
-            }
-        };
-        let prepared = Prepared {
-            decision_id: uuid::Uuid::new_v4().to_string(),
-            session_key: pending.session_key,
-            session: pending.session,
-            call: pending.call,
-            facts,
-            local_file,
-            tool_use_id: None,
-            waits_for: None,
-            front_door: None,
-            snapshot,
-            shadow: generation.shadow.clone(),
+        let prepared = match self.state.prepare_again(intake).await {
+            Ok(prepared) => prepared,
+            Err((intake, error)) => return Err(self.give_back(intake, card, kinds, error)),
         };
         let decision = match self.state.decide_and_record(&prepared).await {
             Ok(decision) => decision,
-            Err(error) => return Err(self.give_back(prepared, card, pending.kinds, error)),
+            Err(error) => return Err(self.give_back(prepared.intake, card, kinds, error)),
         };
         if let Err(error) = self.approved(&prepared.decision_id).await {
-            return Err(self.give_back(prepared, card, pending.kinds, error));
+            return Err(self.give_back(prepared.intake, card, kinds, error));
         }
         let _ = self.redecided.set(prepared.decision_id.clone());
         Ok(Redecided {
             prepared,
             decision,
             card,
-            kinds: pending.kinds,
+            kinds,
         })
     }
 
     /// The claim again, to put the approval back to pending with its call.
     fn give_back(
         &self,
-        prepared: Prepared,
+        intake: Intake,
         card: Approval,
         kinds: Vec<ApprovalKind>,
         error: ApiError,
     ) -> (Claim, ApiError) {
         let call = PendingCall {
-            session_key: prepared.session_key,
-            session: prepared.session,
-            call: prepared.call,
+            intake,
             kinds,
             trace: self.trace.clone(),
         };
@@ -292,6 +266,7 @@ impl Work {
             .outcome(decision_id, &ended.result, inner.clock.now())
             .await;
         inner
+            .approving
             .approvals
             .finish(
                 &self.id,

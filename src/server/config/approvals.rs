@@ -1,7 +1,8 @@
-//! server::config::approvals: the bounds and deadlines of pending approvals as configured
-//! (the `approvals` object of the config file) and validated into
-//! [`ApprovalLimits`]. It only reads numbers; the store that owns and applies them is
-//! `store::approvals`.
+//! server::config::approvals: the approving feature's section — the bounds and deadlines of
+//! pending approvals (the `approvals` object, validated into [`ApprovalLimits`], which
+//! `store::approvals` applies), who may answer (`separation_of_duties`,
+//! `refusal_requires_note`) and how long an approval lives (`approval_ttl_seconds`), as one
+//! [`DeskSettings`] for `server::approving`.
 
 use std::time::Duration;
 
@@ -27,6 +28,43 @@ pub struct RawApprovalLimits {
     pub separation_of_duties: Option<bool>,
     /// A refusal must say why (a `note`); default false (issue 35).
     pub refusal_requires_note: Option<bool>,
+}
+
+/// The approving feature's settings, validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeskSettings {
+    pub limits: ApprovalLimits,
+    /// What the approving policies read of the configuration (`approvals.separation_of_duties`).
+    pub approving: crate::authz::approving::ApprovingSettings,
+    /// `approvals.refusal_requires_note`: a refusal without a note is refused (issue 35).
+    pub refusal_requires_note: bool,
+    /// `approval_ttl_seconds`: how long an approval waits for an answer (default 300 s).
+    pub ttl: time::Duration,
+}
+
+impl DeskSettings {
+    /// The `approvals` object and `approval_ttl_seconds` (1 to 86,400), checked.
+    pub fn validate(
+        raw: Option<RawApprovalLimits>,
+        ttl_seconds: Option<u64>,
+    ) -> Result<Self, ConfigError> {
+        let ttl = ttl_seconds.unwrap_or(300);
+        if ttl == 0 || ttl > 86_400 {
+            return Err(ConfigError::new(
+                "approval_ttl_seconds",
+                format!("{ttl} is outside 1..=86400"),
+            ));
+        }
+        let answers = raw.clone().unwrap_or_default();
+        Ok(Self {
+            approving: crate::authz::approving::ApprovingSettings {
+                separation_of_duties: answers.separation_of_duties.unwrap_or(true),
+            },
+            refusal_requires_note: answers.refusal_requires_note.unwrap_or(false),
+            limits: ApprovalLimits::validate(raw)?,
+            ttl: time::Duration::seconds(i64::try_from(ttl).unwrap_or(300)),
+        })
+    }
 }
 
 impl ApprovalLimits {

@@ -131,9 +131,10 @@ fn issue_20_a_bad_replica_id_is_refused_naming_the_field() {
         assert_eq!(error.field, "replica_id", "{id:?}");
     }
     let config = with("eu-1").unwrap();
-    assert_eq!(config.replica_id.unwrap().as_str(), "eu-1");
+    assert_eq!(config.store.replica_id.unwrap().as_str(), "eu-1");
     assert!(Config::validate(RawConfig::default())
         .unwrap()
+        .store
         .replica_id
         .is_none());
 }

@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, RequestMetaObject};
 use serde_json::Value;
-use tracing::Instrument;
 
 use super::held::{HeldCalls, HeldLimit};
 use super::hold::Hold;
@@ -22,7 +21,7 @@ use super::schema::{DESIGN, PROJECTS};
 use super::session::McpSession;
 use crate::server::approving::next_approval;
 use crate::server::config::mcp::McpSettings;
-use crate::server::gateway::{FrontDoor, Handled, Pipeline};
+use crate::server::gateway::{Arrival, FrontDoor, Handled, Pipeline};
 use crate::server::metrics::LinkStep;
 use crate::store::approvals::{ApprovalStatus, ApprovalView, ClientWait};
 use crate::store::attestations::{AttestedCall, Found};
@@ -31,6 +30,7 @@ use crate::store::attestations::{AttestedCall, Found};
 pub struct Front<'a> {
     pub state: &'a Pipeline,
     pub settings: &'a McpSettings,
+    pub attestations: &'a crate::store::attestations::Attestations,
     pub held: &'a Arc<HeldCalls>,
     pub links: &'a ApprovalLinks,
 }
@@ -47,19 +47,20 @@ impl Front<'_> {
             name @ (DESIGN | PROJECTS) => name,
             _ => "unknown",
         };
-        let span = crate::trace::call_span(&format!("tools/call {tool}"), "mcp", tool);
+        let carrier = if context.meta.0.contains_key("traceparent") {
+            crate::trace::Carrier::Meta(&context.meta.0)
+        } else {
+            crate::trace::Carrier::Headers(&context.parts.headers)
+        };
+        let trace = crate::trace::call(&format!("tools/call {tool}"), "mcp", tool, carrier);
+        let span = trace.span();
         if !span.is_disabled() {
             span.record("mcp.method.name", "tools/call");
             if let Some(id) = context.parts.headers.get("mcp-session-id") {
                 span.record("mcp.session.id", id.to_str().unwrap_or(""));
             }
-            if context.meta.0.contains_key("traceparent") {
-                crate::trace::adopt_meta(&span, &context.meta.0);
-            } else {
-                crate::trace::adopt_headers(&span, &context.parts.headers);
-            }
         }
-        self.call_in_span(request, context).instrument(span).await
+        trace.run(self.call_in_span(request, context)).await
     }
 
     async fn call_in_span(
@@ -87,46 +88,41 @@ impl Front<'_> {
                 .into();
         }
         let tool_use_id = tool_use_id(context.meta);
-        let inner = self.state.inner();
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let found = match tool_use_id.as_deref() {
-            Some(id) => {
-                let call = AttestedCall {
-                    tool: &tool,
-                    input_digest: crate::call::digest::call_digest(&tool, &input),
-                    server_names: &self.settings.server_names,
-                };
-                let now = inner.clock.now();
-                let taken = inner
-                    .attestations
-                    .take(&session.caller.principal, id, &call, now)
-                    .await;
-                match taken {
-                    Ok(found) => found,
-                    // Fail closed: the call is not decided on facts askgate could not read.
-                    Err(error) => {
-                        return outcome::error(&format!(
-                            "askgate refused this call: {}",
-                            crate::server::error::ApiError::Store(error).public_message()
-                        ))
-                        .into()
-                    }
-                }
+        let principal = &session.caller.principal;
+        let found = self
+            .attestation(principal, &tool, &input, tool_use_id.as_deref())
+            .await;
+        let found = match found {
+            Ok(found) => found,
+            // Fail closed: the call is not decided on facts askgate could not read.
+            Err(error) => {
+                return outcome::error(&format!(
+                    "askgate refused this call: {}",
+                    crate::server::error::ApiError::Store(error).public_message()
+                ))
+                .into()
             }
-            None => Found::Missing,
         };
         session.attest(found, self.settings.require_attestation);
+        let arrival = Arrival {
+            front_door: Some(FrontDoor::Mcp),
+            tool_use_id,
+            waits_for: Some(self.settings.approval_wait),
+        };
         let prepared = self
             .state
-            .prepare(session.key.clone(), session.facts.clone(), &tool, input)
+            .prepare(
+                session.key.clone(),
+                session.facts.clone(),
+                (&tool, input),
+                arrival,
+            )
             .await;
-        let mut prepared = match prepared {
+        let prepared = match prepared {
             Ok(prepared) => prepared,
             Err(error) => return outcome::refused_input(&error).into(),
         };
-        prepared.tool_use_id = tool_use_id;
-        prepared.waits_for = Some(self.settings.approval_wait);
-        prepared.front_door = Some(FrontDoor::Mcp);
         let decision_id = prepared.decision_id.clone();
         // A client that takes the approval's link gets `input_required` and comes back with a
         // retry: until then nobody waits, and an approved call waits for it (A16).
@@ -161,6 +157,7 @@ impl Front<'_> {
                     let _ = self
                         .state
                         .inner()
+                        .approving
                         .approvals
                         .client_back(&approval.id, now)
                         .await;
@@ -170,6 +167,27 @@ impl Front<'_> {
                     .into()
             }
         }
+    }
+
+    /// The hook attestation `principal`'s hook filed for this very call (`tool_use_id`), taken
+    /// once; `Missing` when the call names no tool-use id.
+    async fn attestation(
+        &self,
+        principal: &str,
+        tool: &str,
+        input: &Value,
+        tool_use_id: Option<&str>,
+    ) -> Result<Found, crate::store::StoreError> {
+        let Some(id) = tool_use_id else {
+            return Ok(Found::Missing);
+        };
+        let call = AttestedCall {
+            tool,
+            input_digest: crate::call::digest::call_digest(tool, input),
+            server_names: &self.settings.server_names,
+        };
+        let now = self.state.inner().clock.now();
+        self.attestations.take(principal, id, &call, now).await
     }
 
     /// A 2026-07-28 client that declared URL elicitation is sent the approval's page and a
@@ -209,7 +227,7 @@ impl Front<'_> {
         let now = inner.clock.now();
         // Remembered as redeemed for as long as any approval can stay pending (the store is
         // not read under the links' lock).
-        let expiry = |_: &str| Some(now + inner.approval_ttl);
+        let expiry = |_: &str| Some(now + inner.approving.ttl);
         let principal = &session.caller.principal;
         // Held (open) until this retry is answered, however it ends (P2).
         let redeemed = match self.links.redeem(sealed, principal, digest, now, expiry) {
@@ -221,14 +239,18 @@ impl Front<'_> {
         };
         let state = &redeemed.state;
         inner.metrics.approval_link(LinkStep::Redeemed);
-        let owner = inner.approvals.owner(&state.approval, now).await;
+        let owner = inner.approving.approvals.owner(&state.approval, now).await;
         let owned = owner.ok().flatten().as_deref() == Some(principal.as_str());
         if !owned {
             return unknown_to(&state.approval);
         }
         // The client is back: from now on a call waits for the result, and an approval
         // approved before it came starts its run (A16).
-        let view = inner.approvals.client_back(&state.approval, now).await;
+        let view = inner
+            .approving
+            .approvals
+            .client_back(&state.approval, now)
+            .await;
         let Ok(view) = view else {
             return unknown_to(&state.approval);
         };
@@ -246,8 +268,9 @@ impl Front<'_> {
             // once the record is synced): that refusal is waited for, so the note is shown.
             _ => {
                 let clock = inner.clock.clone();
-                let settle = inner.approvals.limits().approve_wait;
+                let settle = inner.approving.approvals.limits().approve_wait;
                 let view = inner
+                    .approving
                     .approvals
                     .wait(&view.id, settle, move || clock.now())
                     .await
@@ -325,7 +348,12 @@ async fn not_held(
         Ok(view) => view.status,
         Err(_) => {
             let now = state.inner().clock.now();
-            let view = state.inner().approvals.view(&approval.id, now).await;
+            let view = state
+                .inner()
+                .approving
+                .approvals
+                .view(&approval.id, now)
+                .await;
             view.map_or(approval.status, |view| view.status)
         }
     };

@@ -22,6 +22,8 @@ pub struct Front {
     pub state: Pipeline,
     /// The `"mcp"` configuration.
     pub settings: Arc<crate::server::config::mcp::McpSettings>,
+    /// The hook attestations a `tools/call` takes.
+    pub attestations: crate::store::attestations::Attestations,
     /// The slots of calls held for an approver, shared by every session.
     pub held: Arc<super::held::HeldCalls>,
     /// The 2026-07-28 approval links (sealed `requestState`s and their redemptions).
@@ -34,6 +36,7 @@ impl Front {
         call::Front {
             state: &self.state,
             settings: &self.settings,
+            attestations: &self.attestations,
             held: &self.held,
             links: &self.links,
         }

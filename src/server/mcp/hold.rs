@@ -115,7 +115,13 @@ impl Hold<'_> {
                 return Ok((view, before));
             };
             let now = self.state.inner().clock.now();
-            current = self.state.inner().approvals.view(next, now).await?;
+            current = self
+                .state
+                .inner()
+                .approving
+                .approvals
+                .view(next, now)
+                .await?;
             unsettled.id = current.id.clone();
             before = Some(view);
         }
@@ -197,8 +203,8 @@ impl Hold<'_> {
         let inner = self.state.inner();
         let clock = inner.clock.clone();
         tokio::select! {
-            view = inner.approvals.wait(id, slice, move || clock.now()) => Ok(view?),
-            () = self.cancelled.cancelled() => Ok(inner.approvals.view(id, inner.clock.now()).await?),
+            view = inner.approving.approvals.wait(id, slice, move || clock.now()) => Ok(view?),
+            () = self.cancelled.cancelled() => Ok(inner.approving.approvals.view(id, inner.clock.now()).await?),
         }
     }
 

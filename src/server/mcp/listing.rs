@@ -12,7 +12,7 @@ use serde_json::json;
 use super::schema::{design_tool, projects_tool, DESIGN, PROJECTS};
 use super::session::McpSession;
 use crate::authz::{decide, Decision, Outcome};
-use crate::server::gateway::Pipeline;
+use crate::server::gateway::{Arrival, FrontDoor, Pipeline};
 
 /// Policies named `gates.*` close a tool for the whole deployment or session.
 pub const GATE_PREFIX: &str = "gates.";
@@ -35,7 +35,12 @@ async fn open(state: &Pipeline, session: &McpSession, tool: &str) -> bool {
         _ => json!({"method": "project_info"}),
     };
     let prepared = state
-        .prepare(session.key.clone(), session.facts.clone(), tool, probe)
+        .prepare(
+            session.key.clone(),
+            session.facts.clone(),
+            (tool, probe),
+            Arrival::at(FrontDoor::Mcp),
+        )
         .await;
     let Ok(prepared) = prepared else {
         return false;

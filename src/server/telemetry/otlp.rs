@@ -3,7 +3,9 @@
 //! when `decision_records` is set, every decision-log record as an OTLP log record (the file
 //! log stays the record of truth). Off by default; an endpoint turns it on, from the section
 //! or from the standard variables, which win as operators expect:
-//! `OTEL_EXPORTER_OTLP_ENDPOINT` (or `…_TRACES_ENDPOINT`), `OTEL_TRACES_SAMPLER`(`_ARG`),
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` (or `…_TRACES_ENDPOINT`), `OTEL_TRACES_SAMPLER`(`_ARG`:
+//! `always_on`, `always_off`, `traceidratio` and their `parentbased_` forms, decided by askgate
+//! at the door, `crate::trace::sampling`),
 //! `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_EXPORTER_OTLP_HEADERS`,
 //! `OTEL_BSP_*`; `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turn it off.
 //! `/metrics` is pushed as OTLP metrics too (`push`; `OTEL_METRICS_EXPORTER=none` stops it).
@@ -19,6 +21,7 @@ use opentelemetry_sdk::Resource;
 use serde::Deserialize;
 
 use super::client::Client;
+use crate::trace::Sampling;
 
 /// `telemetry` as written.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -62,8 +65,8 @@ pub struct Export {
     pub endpoint: Option<String>,
     /// Whether `/metrics` is pushed too (unless `OTEL_METRICS_EXPORTER=none`).
     pub metrics: bool,
-    /// The sampler when `OTEL_TRACES_SAMPLER` is not set (else the SDK reads it).
-    pub ratio: Option<f64>,
+    /// How calls are sampled (`OTEL_TRACES_SAMPLER`, else `sample_ratio` parent-based).
+    pub sampling: Sampling,
     pub decision_records: bool,
 }
 
@@ -128,16 +131,52 @@ impl Telemetry {
         Ok(Some(Export {
             endpoint: (!from_env).then(|| self.endpoint.clone()).flatten(),
             metrics: set("OTEL_METRICS_EXPORTER").is_none_or(|value| value != "none"),
-            ratio: set("OTEL_TRACES_SAMPLER")
-                .is_none()
-                .then_some(self.sample_ratio),
+            sampling: match set("OTEL_TRACES_SAMPLER") {
+                Some(sampler) => sampler_named(&sampler, set("OTEL_TRACES_SAMPLER_ARG"))?,
+                None => Sampling::parent_based(self.sample_ratio),
+            },
             decision_records: self.decision_records,
         }))
     }
 }
 
+/// The sampler `OTEL_TRACES_SAMPLER` names, with its `_ARG` (a ratio, 1.0 when unset).
+fn sampler_named(name: &str, arg: Option<String>) -> Result<Sampling, String> {
+    let ratio = || match &arg {
+        None => Ok(1.0),
+        Some(arg) => arg
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|ratio| (0.0..=1.0).contains(ratio))
+            .ok_or_else(|| {
+                format!("OTEL_TRACES_SAMPLER_ARG={arg}: use a share of traces from 0 to 1")
+            }),
+    };
+    let (parent_based, ratio) = match name.trim() {
+        "always_on" => (false, 1.0),
+        "always_off" => (false, 0.0),
+        "traceidratio" => (false, ratio()?),
+        "parentbased_always_on" => (true, 1.0),
+        "parentbased_always_off" => (true, 0.0),
+        "parentbased_traceidratio" => (true, ratio()?),
+        other => {
+            return Err(format!(
+                "OTEL_TRACES_SAMPLER={other}: askgate samples with always_on, always_off, \
+                 traceidratio and their parentbased_ forms"
+            ))
+        }
+    };
+    Ok(Sampling {
+        parent_based,
+        ratio,
+    })
+}
+
 /// The running exporters; flushed and stopped by [`Exporting::shutdown`].
 pub struct Exporting {
+    /// Decided at the door; the SDK keeps every span askgate draws.
+    pub sampling: Sampling,
     pub tracer: SdkTracerProvider,
     pub records: Option<SdkLoggerProvider>,
     pub meters: Option<SdkMeterProvider>,
@@ -158,14 +197,10 @@ impl Exporting {
             .build()
             .map_err(|error| format!("cannot export traces: {error}"))?;
         let resource = resource();
-        let mut tracer = SdkTracerProvider::builder()
+        let tracer = SdkTracerProvider::builder()
             .with_batch_exporter(spans)
+            .with_sampler(Sampler::AlwaysOn)
             .with_resource(resource.clone());
-        if let Some(ratio) = export.ratio {
-            tracer = tracer.with_sampler(Sampler::ParentBased(Box::new(
-                Sampler::TraceIdRatioBased(ratio),
-            )));
-        }
         let meters = if export.metrics {
             let mut metrics = opentelemetry_otlp::MetricExporter::builder()
                 .with_http()
@@ -207,6 +242,7 @@ impl Exporting {
             None
         };
         Ok(Self {
+            sampling: export.sampling,
             tracer: tracer.build(),
             records,
             meters,
@@ -273,7 +309,7 @@ mod tests {
             Ok(Some(Export {
                 endpoint: None,
                 metrics: true,
-                ratio: Some(DEFAULT_RATIO),
+                sampling: Sampling::parent_based(DEFAULT_RATIO),
                 decision_records: false
             }))
         );
@@ -294,8 +330,11 @@ mod tests {
         .unwrap_or_default();
         let export = section.export(vars(&[]));
         assert_eq!(
-            export.map(|e| e.map(|e| (e.endpoint, e.ratio))),
-            Ok(Some((Some("http://section:4318".into()), Some(0.5))))
+            export.map(|e| e.map(|e| (e.endpoint, e.sampling))),
+            Ok(Some((
+                Some("http://section:4318".into()),
+                Sampling::parent_based(0.5)
+            )))
         );
         let export = section.export(vars(&[
             (
@@ -304,9 +343,13 @@ mod tests {
             ),
             ("OTEL_TRACES_SAMPLER", "always_on"),
         ]));
+        let always = Sampling {
+            parent_based: false,
+            ratio: 1.0,
+        };
         assert_eq!(
-            export.map(|e| e.map(|e| (e.endpoint, e.ratio))),
-            Ok(Some((None, None)))
+            export.map(|e| e.map(|e| (e.endpoint, e.sampling))),
+            Ok(Some((None, always)))
         );
     }
 
@@ -317,6 +360,26 @@ mod tests {
             ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
         ]));
         assert!(grpc.is_err_and(|message| message.contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc")));
+        let endpoint = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318");
+        let remote = Telemetry::default()
+            .export(vars(&[endpoint, ("OTEL_TRACES_SAMPLER", "jaeger_remote")]));
+        assert!(remote.is_err_and(|message| message.contains("OTEL_TRACES_SAMPLER=jaeger_remote")));
+        let arg = Telemetry::default().export(vars(&[
+            endpoint,
+            ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "2"),
+        ]));
+        assert!(arg.is_err_and(|message| message.contains("OTEL_TRACES_SAMPLER_ARG=2")));
+        let quarter = Telemetry::default().export(vars(&[
+            endpoint,
+            ("OTEL_TRACES_SAMPLER", "traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "0.25"),
+        ]));
+        let expected = Sampling {
+            parent_based: false,
+            ratio: 0.25,
+        };
+        assert_eq!(quarter.map(|e| e.map(|e| e.sampling)), Ok(Some(expected)));
         let ratio = Telemetry::validate(RawTelemetry {
             sample_ratio: Some(1.5),
             ..RawTelemetry::default()

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use dashmap::DashMap;
 
-use super::{Scale, UsageFacts, KINDS, MAX_PRINCIPALS, RECENT};
+use super::{Scale, UsageFacts, KINDS, MAX_PRINCIPALS, MAX_SESSIONS, RECENT, SESSION_WIDTH};
 
 /// How often a replica exchanges its counts with the store.
 pub const EVERY: Duration = Duration::from_secs(1);
@@ -24,7 +24,8 @@ pub const OUTBOX: usize = 100_000;
 /// Other replicas kept per principal.
 pub const REPLICAS: usize = 64;
 
-/// The widths of the three scales, in seconds (their buckets: 60, 60 and 24 slots).
+/// The widths of the three scales, in seconds (their buckets: 60, 60 and 24 slots); a
+/// session's calls go in buckets of [`SESSION_WIDTH`] (12 slots).
 pub const WIDTHS: [i64; 3] = [1, 60, 3_600];
 
 /// One bucket of one principal's counts at one scale, as the store keeps it (`usage_counts`):
@@ -34,10 +35,11 @@ pub struct Row {
     /// The replica that counted it ("" on the way out: the store names this replica).
     pub replica: String,
     pub principal: String,
-    /// The scale's bucket width in seconds: one of [`WIDTHS`].
+    /// The scale's bucket width in seconds: one of [`WIDTHS`], or [`SESSION_WIDTH`] for a
+    /// session's calls (`principal` is then the session's key).
     pub width: i64,
     pub bucket: i64,
-    /// Calls, writes, deleted paths, asks.
+    /// Calls, writes, deleted paths, asks, refusals, bytes uploaded (a session's row: calls).
     pub counts: [u32; KINDS],
     /// The shapes of the calls in this bucket (the one-second scale only; at most [`RECENT`]).
     pub shapes: Vec<u64>,
@@ -48,6 +50,7 @@ impl Row {
     pub fn slot(&self) -> i32 {
         let slots = match self.width {
             3_600 => 24,
+            SESSION_WIDTH => 12,
             _ => 60,
         };
         i32::try_from(self.bucket.rem_euclid(slots)).unwrap_or(0)
@@ -111,12 +114,21 @@ struct Others {
     last_seen: i64,
 }
 
+/// The others' calls of one session: per replica, its five-minute buckets.
+#[derive(Debug)]
+struct SessionOthers {
+    replicas: Vec<(String, Scale<12, 1>)>,
+    last_seen: i64,
+}
+
 /// A replica's side of the fleet's counts.
 #[derive(Debug)]
 pub struct Shared {
     /// Deltas not yet in the store, by (principal, width, bucket).
     outbox: Mutex<HashMap<(String, i64, i64), Row>>,
     others: DashMap<String, Mutex<Others>>,
+    /// The others' session calls, by session key (at most [`MAX_SESSIONS`]).
+    sessions: DashMap<String, Mutex<SessionOthers>>,
     /// When (unix seconds, this replica's clock) the last exchange with the store succeeded.
     synced_at: AtomicI64,
 }
@@ -126,6 +138,7 @@ impl Default for Shared {
         Self {
             outbox: Mutex::new(HashMap::new()),
             others: DashMap::new(),
+            sessions: DashMap::new(),
             synced_at: AtomicI64::new(i64::MIN),
         }
     }
@@ -155,6 +168,27 @@ impl Shared {
             if width == 1 && row.shapes.len() < RECENT {
                 row.shapes.push(shape);
             }
+        }
+    }
+
+    /// One call of the session `key` of this replica, to be handed to the store.
+    pub(super) fn outgoing_session(&self, key: &str, now: i64) {
+        let mut outbox = self.outbox.lock().unwrap_or_else(PoisonError::into_inner);
+        let bucket = now.div_euclid(SESSION_WIDTH);
+        let entry = (key.to_string(), SESSION_WIDTH, bucket);
+        if !outbox.contains_key(&entry) && outbox.len() >= OUTBOX {
+            return;
+        }
+        let row = outbox.entry(entry).or_insert_with(|| Row {
+            replica: String::new(),
+            principal: key.to_string(),
+            width: SESSION_WIDTH,
+            bucket,
+            counts: [0; KINDS],
+            shapes: Vec::new(),
+        });
+        if let Some(calls) = row.counts.first_mut() {
+            *calls = calls.saturating_add(1);
         }
     }
 
@@ -190,6 +224,10 @@ impl Shared {
     /// Other replicas' rows as the store shows them (absolute: a row read twice is the same).
     pub fn apply(&self, rows: &[Row], now: i64) {
         for row in rows {
+            if row.width == SESSION_WIDTH {
+                self.apply_session(row, now);
+                continue;
+            }
             if !self.others.contains_key(&row.principal) && self.others.len() >= MAX_PRINCIPALS {
                 super::forget_idlest(&self.others, |others| others.last_seen);
             }
@@ -217,6 +255,55 @@ impl Shared {
                 remote.set(row);
             }
         }
+    }
+
+    /// Another replica's row of a session's calls.
+    fn apply_session(&self, row: &Row, now: i64) {
+        if !self.sessions.contains_key(&row.principal) && self.sessions.len() >= MAX_SESSIONS {
+            super::forget_idlest(&self.sessions, |others| others.last_seen);
+        }
+        let entry = self
+            .sessions
+            .entry(row.principal.clone())
+            .or_insert_with(|| {
+                Mutex::new(SessionOthers {
+                    replicas: Vec::new(),
+                    last_seen: now,
+                })
+            });
+        let mut others = entry.lock().unwrap_or_else(PoisonError::into_inner);
+        others.last_seen = now;
+        let index = others
+            .replicas
+            .iter()
+            .position(|(replica, _)| *replica == row.replica);
+        let scale = match index {
+            Some(index) => others.replicas.get_mut(index).map(|(_, scale)| scale),
+            None if others.replicas.len() < REPLICAS => {
+                let scale = Scale::new(SESSION_WIDTH);
+                others.replicas.push((row.replica.clone(), scale));
+                others.replicas.last_mut().map(|(_, scale)| scale)
+            }
+            None => None,
+        };
+        if let Some(scale) = scale {
+            let slot = usize::try_from(row.slot()).unwrap_or(0);
+            let calls = row.counts.first().copied().unwrap_or(0);
+            scale.set(slot, row.bucket, [calls]);
+        }
+    }
+
+    /// What the other replicas counted for the session `key` in the hour before `now`.
+    pub(super) fn session_calls(&self, key: &str, now: i64) -> i64 {
+        let Some(entry) = self.sessions.get(key) else {
+            return 0;
+        };
+        let others = entry.lock().unwrap_or_else(PoisonError::into_inner);
+        others
+            .replicas
+            .iter()
+            .map(|(_, scale)| scale.total(now, 0))
+            .fold(0, i64::saturating_add)
     }
 
     /// The exchange with the store succeeded at `now`.
@@ -254,6 +341,8 @@ mod tests {
             writes: true,
             deleted_paths: 0,
             asked: false,
+            denied: false,
+            uploaded_bytes: 3,
             shape,
         }
     }
@@ -312,6 +401,38 @@ mod tests {
     }
 
     #[test]
+    fn a_sessions_calls_on_one_replica_count_on_another() {
+        let start = 1_800_000_000;
+        let (a, b) = (Usage::shared(), Usage::shared());
+        let who = super::super::Who {
+            principal: "p",
+            operation: "Design/read_file",
+            person: "",
+            session: "s1",
+        };
+        a.count_for(&who, write(1), start);
+        a.count_for(&who, write(2), start + 1);
+        let mut store = HashMap::new();
+        exchange(&a, &mut store, "a");
+        let sessions: Vec<&Row> = store
+            .values()
+            .filter(|row| row.width == SESSION_WIDTH)
+            .collect();
+        assert_eq!(sessions.len(), 1, "one row for the session's bucket");
+        assert_eq!(sessions.first().map(|row| row.counts[0]), Some(2));
+        let rows: Vec<Row> = store.values().cloned().collect();
+        b.fleet().unwrap().apply(&rows, start + 2);
+        b.fleet().unwrap().synced(start + 2);
+        b.count_for(&who, write(3), start + 2);
+        assert_eq!(b.facts_for(&who, 4, start + 3).session_calls_hour, 3);
+        let other = super::super::Who {
+            session: "s2",
+            ..who
+        };
+        assert_eq!(b.facts_for(&other, 4, start + 3).session_calls_hour, 0);
+    }
+
+    #[test]
     fn deltas_not_taken_are_given_back_and_bounded() {
         let usage = Usage::shared();
         usage.count("p", write(1), 100);
@@ -321,11 +442,11 @@ mod tests {
         usage.fleet().unwrap().give_back(taken);
         let again = usage.fleet().unwrap().take();
         let second = again.iter().find(|row| row.width == 1).unwrap();
-        assert_eq!(second.counts, [2, 2, 0, 0]);
+        assert_eq!(second.counts, [2, 2, 0, 0, 0, 6]);
         assert_eq!(second.shapes.len(), 2);
         let shared = usage.fleet().unwrap();
         for n in 0..(OUTBOX as i64) {
-            shared.outgoing(&format!("p{n}"), 100, [1, 0, 0, 0], 0);
+            shared.outgoing(&format!("p{n}"), 100, [1, 0, 0, 0, 0, 0], 0);
         }
         assert!(shared.take().len() <= OUTBOX);
     }

@@ -60,8 +60,3 @@ pub fn tally(votes: &[Ballot], quorum: u8) -> String {
     let noun = if quorum == 1 { "approval" } else { "approvals" };
     format!("{} of {quorum} {noun}", approvals_given(votes))
 }
-
-/// The quorum of a view that does not say (written before quorums existed).
-pub fn one() -> u8 {
-    1
-}

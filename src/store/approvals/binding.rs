@@ -62,10 +62,13 @@ pub struct Changed {
     pub held: String,
 }
 
-/// `sha256:<hex>` of the call's canonical JSON. A call that cannot be written as JSON (it
-/// always can: it was read from JSON) digests as its empty form, which matches no other.
+/// `sha256:<hex>` of the call's canonical JSON, in its wire form (`rows::held::CallV1`, as
+/// the store keeps it), so a digest does not change with the code's types. A call that cannot
+/// be written as JSON (it always can: it was read from JSON) digests as its empty form, which
+/// matches no other.
 pub fn digest(call: &ApprovedCall) -> String {
-    let value = serde_json::to_value(call).unwrap_or_default();
+    let wire = crate::store::rows::held::CallV1::from(call.clone());
+    let value = serde_json::to_value(wire).unwrap_or_default();
     let hash = Sha256::digest(canonical_json(&value).as_bytes());
     let hex: String = hash.iter().map(|byte| format!("{byte:02x}")).collect();
     format!("sha256:{hex}")

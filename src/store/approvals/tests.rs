@@ -26,9 +26,11 @@ fn call(data: &str) -> PendingCall {
     let input = json!({"operation": "write_files", "arguments": {"project_id": "p1",
         "files": [{"path": "a.html", "data": data}]}});
     PendingCall {
-        session_key: crate::state::SessionKey::new("agent-one", "s"),
-        session: Session::default(),
-        call: ApprovedCall::Design(DesignCall::parse(input, None).unwrap()),
+        intake: Intake {
+            session_key: crate::state::SessionKey::new("agent-one", "s"),
+            session: Session::default(),
+            call: ApprovedCall::Design(DesignCall::parse(input, None).unwrap()),
+        },
         kinds: vec![ApprovalKind::Batch],
         trace: None,
     }

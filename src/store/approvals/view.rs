@@ -46,20 +46,54 @@ impl ApprovedCall {
             }
         }
     }
+
+    /// The bytes of file bodies the call would upload: a Design call's `files[].data`, a
+    /// Projects `project_write`'s content, or its local file's size (`local_file_bytes`, as
+    /// the decision saw it). Counted in the caller's usage (`uploaded_bytes_*`).
+    pub fn uploaded_bytes(&self, local_file_bytes: Option<u64>) -> u64 {
+        match self {
+            Self::Design(call) => call
+                .arguments
+                .get("files")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|file| file.get("data").and_then(Value::as_str))
+                .map(len)
+                .fold(0, u64::saturating_add),
+            Self::Projects(call) => match &call.source {
+                Some(WriteSource::Content(text)) => len(text),
+                Some(WriteSource::LocalPath(_)) => local_file_bytes.unwrap_or(0),
+                None => 0,
+            },
+        }
+    }
 }
 
-/// A held call, moved into its approval (never copied): the session it came from, the call
-/// and the approval kinds the card asks for.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct PendingCall {
+/// A call as it came in, whole: whose session, the session's facts and the parsed call. What
+/// a decision gathers its facts for, what an approval keeps (moved, never copied) and what a
+/// re-decision — on this replica or another — gathers again; nothing is rebuilt by hand.
+#[derive(Debug, Clone)]
+pub struct Intake {
     /// Whose session the call came from (its plans are that key's).
     pub session_key: crate::state::SessionKey,
     pub session: Session,
     pub call: ApprovedCall,
+}
+
+/// A held call, moved into its approval (never copied but to be written to a shared store):
+/// its intake and the approval kinds the card asks for. Stored as its wire type,
+/// `store::rows::held::HeldCallV1` (through which it serializes).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(
+    into = "crate::store::rows::held::HeldCallV1",
+    from = "crate::store::rows::held::HeldCallV1"
+)]
+pub struct PendingCall {
+    pub intake: Intake,
     pub kinds: Vec<ApprovalKind>,
     /// The asking call's span as a W3C `traceparent`, when it was exported: the release links
     /// back to it (`crate::trace::link`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
 }
 
@@ -102,8 +136,13 @@ impl ApprovalStatus {
     }
 }
 
-/// What approvers and the asking agent see.
+/// What approvers and the asking agent see. Stored, sent over HTTP and in the webhook as
+/// its wire type, `store::rows::approval::ApprovalV1` (through which it serializes).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(
+    into = "crate::store::rows::approval::ApprovalV1",
+    from = "crate::store::rows::approval::ApprovalV1"
+)]
 pub struct ApprovalView {
     pub id: String,
     pub status: ApprovalStatus,
@@ -111,34 +150,27 @@ pub struct ApprovalView {
     pub session_id: String,
     pub summary: CallSummary,
     pub card: Approval,
-    #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
     pub expires_at: OffsetDateTime,
     pub approved_by: Option<String>,
     pub result: Option<Value>,
     /// Who asked, as the call's session facts said: main agent or subagent (and which), the
     /// permission mode, and whether the client's hook attested them (A17).
-    #[serde(default)]
     pub asked_as: AskedAs,
     /// Whether a client is waiting for the result (A16).
-    #[serde(default)]
     pub client: ClientWait,
     /// How many distinct approvers must approve before the call runs: the largest `@quorum`
-    /// of the policies that asked (issue 35 §2); 1 when none says.
-    #[serde(default = "super::ballot::one")]
+    /// of the policies that asked (issue 35 §2); 1 when none says (a row written before
+    /// quorums reads as 1).
     pub quorum: u8,
     /// Every answer given so far, oldest first (at most `ballot::MAX_VOTES`).
-    #[serde(default)]
     pub votes: Vec<Ballot>,
     /// It went unanswered past `escalation.after_seconds` and was handed to the second group
     /// (issue 35 §2); the approving policies read it (`resource.escalated`), so a rule can
     /// widen who may approve once it is.
-    #[serde(default)]
     pub escalated: bool,
     /// The call and the policy set it was asked for (issue 35 §3); `None` only for an
     /// approval held by a replica older than the binding, whose call runs as before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<Binding>,
 }
 

@@ -286,7 +286,7 @@ impl ApprovalBook for PgApprovals {
         now: OffsetDateTime,
     ) -> Result<ApprovalView, CreateError> {
         let fleet = &self.fleet;
-        let bytes = call.call.held_bytes();
+        let bytes = call.intake.call.held_bytes();
         let view_json = encoded(fleet, &view)?;
         let call_json = encoded(fleet, &call)?;
         let mut client = fleet.client().await?;

@@ -15,10 +15,11 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_quorum.sql"),
     include_str!("migrations/0006_console_person.sql"),
     include_str!("migrations/0007_usage.sql"),
+    include_str!("migrations/0008_usage_refusals_bytes.sql"),
 ];
 
 /// The schema version this binary writes.
-pub const SCHEMA_VERSION: i32 = 7;
+pub const SCHEMA_VERSION: i32 = 8;
 
 /// The advisory lock key under which migrations run ("askgate" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0061_736b_6761_7465;

@@ -122,18 +122,25 @@ async fn flush(fleet: &Fleet, deltas: &[Row]) -> Result<(), StoreError> {
     fleet
         .timed(client.execute(
             "INSERT INTO usage_counts AS c \
-               (replica, principal, width, slot, bucket, calls, writes, deletes, asks, shapes, updated_at) \
+               (replica, principal, width, slot, bucket, calls, writes, deletes, asks, denies, \
+                uploaded, shapes, updated_at) \
              SELECT $1, d.principal, d.width, d.slot, d.bucket, d.calls, d.writes, d.deletes, d.asks, \
+                    d.denies, d.uploaded, \
                     coalesce(string_to_array(nullif(d.shapes, ''), ',')::bigint[], '{}'), \
                     clock_timestamp() \
              FROM unnest($2::text[], $3::int[], $4::int[], $5::bigint[], $6::int[], $7::int[], \
-                         $8::int[], $9::int[], $10::text[]) \
-               AS d(principal, width, slot, bucket, calls, writes, deletes, asks, shapes) \
+                         $8::int[], $9::int[], $10::int[], $11::int[], $12::text[]) \
+               AS d(principal, width, slot, bucket, calls, writes, deletes, asks, denies, uploaded, \
+                    shapes) \
              ON CONFLICT (replica, principal, width, slot) DO UPDATE SET \
                calls = CASE WHEN c.bucket = EXCLUDED.bucket THEN c.calls + EXCLUDED.calls ELSE EXCLUDED.calls END, \
                writes = CASE WHEN c.bucket = EXCLUDED.bucket THEN c.writes + EXCLUDED.writes ELSE EXCLUDED.writes END, \
                deletes = CASE WHEN c.bucket = EXCLUDED.bucket THEN c.deletes + EXCLUDED.deletes ELSE EXCLUDED.deletes END, \
                asks = CASE WHEN c.bucket = EXCLUDED.bucket THEN c.asks + EXCLUDED.asks ELSE EXCLUDED.asks END, \
+               denies = CASE WHEN c.bucket = EXCLUDED.bucket THEN c.denies + EXCLUDED.denies ELSE EXCLUDED.denies END, \
+               uploaded = CASE WHEN c.bucket = EXCLUDED.bucket \
+                 THEN least(c.uploaded::bigint + EXCLUDED.uploaded, 2147483647)::integer \
+                 ELSE EXCLUDED.uploaded END, \
                shapes = CASE WHEN c.bucket = EXCLUDED.bucket \
                  THEN (c.shapes || EXCLUDED.shapes)[1:64] ELSE EXCLUDED.shapes END, \
                bucket = GREATEST(c.bucket, EXCLUDED.bucket), \
@@ -148,6 +155,8 @@ async fn flush(fleet: &Fleet, deltas: &[Row]) -> Result<(), StoreError> {
                 &count(1),
                 &count(2),
                 &count(3),
+                &count(4),
+                &count(5),
                 &shapes,
             ],
         ))
@@ -167,7 +176,8 @@ async fn read(
     let client = fleet.client().await?;
     let found = fleet
         .timed(client.query(
-            "SELECT replica, principal, width, bucket, calls, writes, deletes, asks, shapes, updated_at \
+            "SELECT replica, principal, width, bucket, calls, writes, deletes, asks, denies, uploaded, \
+                    shapes, updated_at \
              FROM usage_counts \
              WHERE replica <> $1 AND updated_at > $2::timestamptz - $3::bigint * interval '1 millisecond' \
              ORDER BY updated_at LIMIT $4",
@@ -191,6 +201,8 @@ async fn read(
                 count("writes"),
                 count("deletes"),
                 count("asks"),
+                count("denies"),
+                count("uploaded"),
             ],
             shapes: shapes.into_iter().map(|shape| shape as u64).collect(),
         });
