@@ -584,21 +584,39 @@ fn totals(
 /// At the cap: forgets the idlest [`FORGET`] principals of `map` in one pass (by `seen`), so a
 /// flood of new principals costs one scan per `FORGET` of them, not one per call.
 fn forget_idlest<T>(map: &DashMap<String, Mutex<T>>, seen: impl Fn(&T) -> i64) {
-    let mut idle: Vec<(i64, String)> = map
+    forget_oldest(map, FORGET, seen);
+}
+
+/// Forgets the `forget` entries of `map` seen longest ago (exactly that many, ties at the cut
+/// broken by the map's order).
+fn forget_oldest<T>(map: &DashMap<String, Mutex<T>>, forget: usize, seen: impl Fn(&T) -> i64) {
+    // Two passes and no key copied: the last-seen times alone, to find the cut; then one
+    // `retain` that drops everything older and as many at the cut as are still to go.
+    let mut times: Vec<i64> = map
         .iter()
-        .filter_map(|entry| {
-            let at = seen(&*entry.value().lock().ok()?);
-            Some((at, entry.key().clone()))
+        .map(|entry| {
+            let held = entry.value().lock();
+            held.map_or(i64::MIN, |held| seen(&held))
         })
         .collect();
-    let forget = FORGET.min(idle.len());
+    let forget = forget.min(times.len());
     if forget == 0 {
         return;
     }
-    idle.select_nth_unstable(forget - 1);
-    for (_, principal) in idle.iter().take(forget) {
-        map.remove(principal);
-    }
+    let (below, cut, _) = times.select_nth_unstable(forget - 1);
+    let cut = *cut;
+    let mut at_cut = forget - below.iter().filter(|at| **at < cut).count();
+    map.retain(|_, held| {
+        let at = held.get_mut().map_or(i64::MIN, |held| seen(held));
+        if at < cut {
+            return false;
+        }
+        if at == cut && at_cut > 0 {
+            at_cut -= 1;
+            return false;
+        }
+        true
+    });
 }
 
 #[cfg(test)]
@@ -727,6 +745,23 @@ mod tests {
             usage.count_session(format!("a{UNIT}session{UNIT}flood-{n}"), start + 1_000);
         }
         assert!(usage.sessions() <= MAX_SESSIONS, "{}", usage.sessions());
+    }
+
+    #[test]
+    fn forgetting_takes_exactly_the_oldest_however_many_share_the_cut() {
+        let map: DashMap<String, Mutex<i64>> = DashMap::new();
+        for (key, seen) in [("a", 5), ("b", 1), ("c", 3), ("d", 3), ("e", 3), ("f", 9)] {
+            map.insert(key.to_string(), Mutex::new(seen));
+        }
+        forget_oldest(&map, 3, |seen| *seen);
+        assert_eq!(map.len(), 3);
+        assert!(!map.contains_key("b"), "the oldest goes");
+        let left_at_cut = ["c", "d", "e"]
+            .iter()
+            .filter(|key| map.contains_key(**key))
+            .count();
+        assert_eq!(left_at_cut, 1, "two of the three at the cut go, one stays");
+        assert!(map.contains_key("a") && map.contains_key("f"));
     }
 
     #[test]
