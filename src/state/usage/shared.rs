@@ -60,7 +60,6 @@ impl Row {
 /// What another replica counted for one principal.
 #[derive(Debug)]
 struct Remote {
-    replica: String,
     minute: Scale<60>,
     hour: Scale<60>,
     day: Scale<24>,
@@ -69,9 +68,8 @@ struct Remote {
 }
 
 impl Remote {
-    fn new(replica: &str) -> Self {
+    fn new() -> Self {
         Self {
-            replica: replica.to_string(),
             minute: Scale::new(1),
             hour: Scale::new(60),
             day: Scale::new(3_600),
@@ -107,28 +105,25 @@ impl Remote {
     }
 }
 
-/// The others' counts of one principal, and when they last changed.
+/// The other replicas' counts under one key (a principal's windows, or a session's calls:
+/// `R`), each replica's apart, and when they last changed.
 #[derive(Debug)]
-struct Others {
-    replicas: Vec<Remote>,
+struct Others<R> {
+    replicas: Vec<(String, R)>,
     last_seen: i64,
 }
 
-/// The others' calls of one session: per replica, its five-minute buckets.
-#[derive(Debug)]
-struct SessionOthers {
-    replicas: Vec<(String, Scale<12, 1>)>,
-    last_seen: i64,
-}
+/// The others' calls of one session: five-minute buckets.
+type SessionScale = Scale<12, 1>;
 
 /// A replica's side of the fleet's counts.
 #[derive(Debug)]
 pub struct Shared {
     /// Deltas not yet in the store, by (principal, width, bucket).
     outbox: Mutex<HashMap<(String, i64, i64), Row>>,
-    others: DashMap<String, Mutex<Others>>,
+    others: DashMap<String, Mutex<Others<Remote>>>,
     /// The others' session calls, by session key (at most [`MAX_SESSIONS`]).
-    sessions: DashMap<String, Mutex<SessionOthers>>,
+    sessions: DashMap<String, Mutex<Others<SessionScale>>>,
     /// When (unix seconds, this replica's clock) the last exchange with the store succeeded.
     synced_at: AtomicI64,
 }
@@ -225,71 +220,24 @@ impl Shared {
     pub fn apply(&self, rows: &[Row], now: i64) {
         for row in rows {
             if row.width == SESSION_WIDTH {
-                self.apply_session(row, now);
-                continue;
+                let slot = usize::try_from(row.slot()).unwrap_or(0);
+                let calls = row.counts.first().copied().unwrap_or(0);
+                let new = || Scale::new(SESSION_WIDTH);
+                held_by(&self.sessions, MAX_SESSIONS, row, now, new, |scale| {
+                    scale.set(slot, row.bucket, [calls]);
+                });
+            } else {
+                held_by(
+                    &self.others,
+                    MAX_PRINCIPALS,
+                    row,
+                    now,
+                    Remote::new,
+                    |remote| {
+                        remote.set(row);
+                    },
+                );
             }
-            if !self.others.contains_key(&row.principal) && self.others.len() >= MAX_PRINCIPALS {
-                super::forget_idlest(&self.others, |others| others.last_seen);
-            }
-            let entry = self.others.entry(row.principal.clone()).or_insert_with(|| {
-                Mutex::new(Others {
-                    replicas: Vec::new(),
-                    last_seen: now,
-                })
-            });
-            let mut others = entry.lock().unwrap_or_else(PoisonError::into_inner);
-            others.last_seen = now;
-            let index = others
-                .replicas
-                .iter()
-                .position(|remote| remote.replica == row.replica);
-            let remote = match index {
-                Some(index) => others.replicas.get_mut(index),
-                None if others.replicas.len() < REPLICAS => {
-                    others.replicas.push(Remote::new(&row.replica));
-                    others.replicas.last_mut()
-                }
-                None => None,
-            };
-            if let Some(remote) = remote {
-                remote.set(row);
-            }
-        }
-    }
-
-    /// Another replica's row of a session's calls.
-    fn apply_session(&self, row: &Row, now: i64) {
-        if !self.sessions.contains_key(&row.principal) && self.sessions.len() >= MAX_SESSIONS {
-            super::forget_idlest(&self.sessions, |others| others.last_seen);
-        }
-        let entry = self
-            .sessions
-            .entry(row.principal.clone())
-            .or_insert_with(|| {
-                Mutex::new(SessionOthers {
-                    replicas: Vec::new(),
-                    last_seen: now,
-                })
-            });
-        let mut others = entry.lock().unwrap_or_else(PoisonError::into_inner);
-        others.last_seen = now;
-        let index = others
-            .replicas
-            .iter()
-            .position(|(replica, _)| *replica == row.replica);
-        let scale = match index {
-            Some(index) => others.replicas.get_mut(index).map(|(_, scale)| scale),
-            None if others.replicas.len() < REPLICAS => {
-                let scale = Scale::new(SESSION_WIDTH);
-                others.replicas.push((row.replica.clone(), scale));
-                others.replicas.last_mut().map(|(_, scale)| scale)
-            }
-            None => None,
-        };
-        if let Some(scale) = scale {
-            let slot = usize::try_from(row.slot()).unwrap_or(0);
-            let calls = row.counts.first().copied().unwrap_or(0);
-            scale.set(slot, row.bucket, [calls]);
         }
     }
 
@@ -326,8 +274,47 @@ impl Shared {
         others
             .replicas
             .iter()
-            .map(|remote| remote.facts(shape, now))
+            .map(|(_, remote)| remote.facts(shape, now))
             .fold(UsageFacts::default(), UsageFacts::plus)
+    }
+}
+
+/// Hands `row` to what `map` holds for the replica that wrote it (made by `new` the first
+/// time), under its key: at most `cap` keys (the idlest forgotten at the cap) and
+/// [`REPLICAS`] replicas a key (a row of a replica past them is not kept).
+fn held_by<R>(
+    map: &DashMap<String, Mutex<Others<R>>>,
+    cap: usize,
+    row: &Row,
+    now: i64,
+    new: impl FnOnce() -> R,
+    update: impl FnOnce(&mut R),
+) {
+    if !map.contains_key(&row.principal) && map.len() >= cap {
+        super::forget_idlest(map, |others| others.last_seen);
+    }
+    let entry = map.entry(row.principal.clone()).or_insert_with(|| {
+        Mutex::new(Others {
+            replicas: Vec::new(),
+            last_seen: now,
+        })
+    });
+    let mut others = entry.lock().unwrap_or_else(PoisonError::into_inner);
+    others.last_seen = now;
+    let index = others
+        .replicas
+        .iter()
+        .position(|(replica, _)| *replica == row.replica);
+    let held = match index {
+        Some(index) => others.replicas.get_mut(index),
+        None if others.replicas.len() < REPLICAS => {
+            others.replicas.push((row.replica.clone(), new()));
+            others.replicas.last_mut()
+        }
+        None => None,
+    };
+    if let Some((_, held)) = held {
+        update(held);
     }
 }
 
