@@ -34,14 +34,17 @@ pub fn installed() -> PathBuf {
 }
 
 /// Installs the pinned package when missing, and copies the script next to it (once per test
-/// process, before any provider starts: a copy while a provider reads it would tear it).
+/// process, before any provider of this process starts).
 fn install() -> Result<PathBuf, String> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let root = manifest.join("target/oidc-provider");
     if installed_version(&root).as_deref() != Some(VERSION) {
         npm_ci(manifest, &root)?;
     }
-    std::fs::copy(manifest.join(SOURCE).join("op.mjs"), root.join("op.mjs"))
+    // Written aside and renamed, so a provider of another test process never reads half of it.
+    let aside = root.join(format!("op.mjs.{}", std::process::id()));
+    std::fs::copy(manifest.join(SOURCE).join("op.mjs"), &aside)
+        .and_then(|_| std::fs::rename(&aside, root.join("op.mjs")))
         .map_err(|error| format!("op.mjs: {error}"))?;
     Ok(root)
 }
@@ -88,36 +91,46 @@ impl Op {
     /// Starts a provider with `config` (see `op.mjs`: `clients`, `resources`, `accounts`,
     /// `jwks_max_age`).
     pub async fn start(config: Value) -> Op {
+        // The script was copied beside its node_modules once, by `installed()`: copying it again
+        // here would tear it under a provider another test is starting (found in CI: a node
+        // that read a half-written op.mjs printed nothing and exited).
         let root = installed();
-        let script = root.join("op.mjs");
-        std::fs::copy(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join(SOURCE)
-                .join("op.mjs"),
-            &script,
-        )
-        .expect("op.mjs copied next to its node_modules");
         let mut child = tokio::process::Command::new("node")
-            .arg(&script)
+            .arg(root.join("op.mjs"))
             .current_dir(&root)
             .env("OP_CONFIG", config.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .expect("node runs (install Node.js)");
         let stdout = child.stdout.take().expect("stdout piped");
+        let mut stderr = child.stderr.take().expect("stderr piped");
         let mut stdout = BufReader::new(stdout);
         let mut line = String::new();
         tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut line))
             .await
             .expect("the provider started within 30 s")
             .expect("the provider's first line");
+        let started: Value = match serde_json::from_str(&line) {
+            Ok(started) => started,
+            Err(error) => {
+                let mut why = Vec::new();
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(5),
+                    tokio::io::AsyncReadExt::read_to_end(&mut stderr, &mut why),
+                )
+                .await;
+                panic!(
+                    "the provider printed `{line}` ({error}); its stderr: {}",
+                    String::from_utf8_lossy(&why)
+                )
+            }
+        };
         // Whatever it prints later is drained: a closed pipe would kill it on its next write.
         tokio::spawn(async move { tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await });
-        let started: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|error| panic!("the provider printed `{line}`: {error}"));
+        tokio::spawn(async move { tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await });
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
             .redirect(reqwest::redirect::Policy::none())
