@@ -151,18 +151,18 @@ async fn a_replica_of_this_version_serves_a_store_the_previous_version_wrote() {
     );
 }
 
-/// An approval the previous version held — its row exactly as that version wrote it (the
-/// committed `tests/fixtures/store/approvals-v1.json`: the card, the held call, its binding) —
-/// is listed, approved and run by a replica of this version after the upgrade.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn i39_an_approval_the_previous_version_held_is_approved_and_run_by_this_one() {
-    let database = Database::fresh("upgrade_approval").await;
-    at_previous_version(&database).await;
+/// Holds the fixture's Projects approval (as the previous version wrote it, `call` changed by
+/// `change`) pending in `database`, due in five minutes; returns its id.
+async fn hold_the_previous_versions_approval(
+    database: &Database,
+    change: impl FnOnce(&mut Value),
+) -> String {
     let client = database.client().await;
     let mut row = fixture("approvals-v1.json")
         .into_iter()
         .find(|row| row["view"]["summary"]["tool"] == "Projects")
         .expect("the fixture holds a Projects approval");
+    change(&mut row["call"]);
     let expires = time::OffsetDateTime::now_utc() + time::Duration::minutes(5);
     row["view"]["expires_at"] = json!(expires
         .format(&time::format_description::well_known::Rfc3339)
@@ -183,6 +183,17 @@ async fn i39_an_approval_the_previous_version_held_is_approved_and_run_by_this_o
         )
         .await
         .unwrap();
+    id
+}
+
+/// An approval the previous version held — its row exactly as that version wrote it (the
+/// committed `tests/fixtures/store/approvals-v1.json`: the card, the held call, its binding) —
+/// is listed, approved and run by a replica of this version after the upgrade.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i39_an_approval_the_previous_version_held_is_approved_and_run_by_this_one() {
+    let database = Database::fresh("upgrade_approval").await;
+    at_previous_version(&database).await;
+    let id = hold_the_previous_versions_approval(&database, |_| {}).await;
 
     let root = tempfile::tempdir().unwrap();
     let policies_dir = ask_delete_policies(root.path());
@@ -214,5 +225,63 @@ async fn i39_an_approval_the_previous_version_held_is_approved_and_run_by_this_o
         after.body.to_string().contains("No doc or file at"),
         "{}",
         after.body
+    );
+}
+
+/// A held call this replica cannot read (written by a newer version: its session carries a fact
+/// this one does not know, and a replica never decides on facts it cannot read) is neither run
+/// nor used up: the approve and the refusal fail with a store error (503), and the row stays pending
+/// with no vote, for a replica that can run it (before: the row was taken out of pending
+/// first, then failed to decode, and the approval was lost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn i39_an_approval_a_newer_version_held_stays_pending_when_this_one_cannot_read_it() {
+    let database = Database::fresh("upgrade_unreadable").await;
+    at_previous_version(&database).await;
+    let id = hold_the_previous_versions_approval(&database, |call| {
+        call["session"]["from_a_newer_version"] = json!(true);
+    })
+    .await;
+    let root = tempfile::tempdir().unwrap();
+    let policies_dir = ask_delete_policies(root.path());
+    let replica = Replica::start("older", root.path(), &database.url, &policies_dir).await;
+
+    let approved = replica.approve(&id).await;
+    let refused = replica
+        .send(
+            reqwest::Method::POST,
+            &format!("/v1/approvals/{id}/refuse"),
+            Some(super::harness::APPROVER),
+            Some(&json!({"note": "not this one"})),
+        )
+        .await;
+    for (answer, reply) in [("approve", &approved), ("refuse", &refused)] {
+        assert_eq!(reply.status, 503, "{answer}: {}", reply.body);
+        assert!(
+            reply.body["error"]["message"]
+                .as_str()
+                .is_some_and(|message| message.contains("shared store is unavailable")),
+            "{answer}: {}",
+            reply.body
+        );
+    }
+    let row = database
+        .client()
+        .await
+        .query_one(
+            "SELECT status, votes, approved_by, claimed_by FROM approvals WHERE id = $1",
+            &[&id],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>("status"), "pending");
+    assert_eq!(row.get::<_, Value>("votes"), json!([]));
+    assert_eq!(row.get::<_, Option<String>>("approved_by"), None);
+    assert_eq!(row.get::<_, Option<String>>("claimed_by"), None);
+    let shown = replica.approval(&id, "0s").await;
+    assert_eq!(shown.body["status"], "pending", "{}", shown.body);
+    assert_eq!(
+        replica.sandbox_projects_requests().await,
+        0,
+        "nothing reached the upstream"
     );
 }

@@ -4,7 +4,9 @@
 //! quorum, claims the approval in that same statement) that announces the id on the approvals channel in
 //! the same statement; waiters wake on it and read the row (the row is the truth; they also
 //! look every [`POLL`]). The caps are counted under a transaction-scoped advisory lock, so
-//! replicas admitting at once cannot pass them together. It must not log, re-decide or run.
+//! replicas admitting at once cannot pass them together. A vote or a refusal commits only when
+//! this replica can read the row it takes (a held call a newer version wrote stays pending).
+//! It must not log, re-decide or run.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,7 +95,6 @@ impl PgApprovals {
         ballot: &Ballot,
         now: OffsetDateTime,
     ) -> Result<Claim, ApprovalError> {
-        let client = self.fleet.client().await.map_err(|e| self.store(e))?;
         let sql = announced(
             "UPDATE approvals SET status = 'refused', approved_by = $2, claimed_by = $3, \
              started_at = $4, votes = votes || $5::jsonb \
@@ -102,15 +103,47 @@ impl PgApprovals {
         );
         let replica = self.fleet.replica();
         let votes = encoded(&self.fleet, &[ballot]).map_err(|e| self.store(e))?;
-        let row = self
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+            [&id, &ballot.by, &replica, &now, &votes];
+        let claim = self
+            .taken(&sql, &params, |rows| {
+                rows.first().map(|row| self.claim_of(id, row)).transpose()
+            })
+            .await?;
+        match claim {
+            Some(claim) => Ok(claim),
+            None => Err(self.not_pending(id, now).await),
+        }
+    }
+
+    /// Runs `sql` (a change announced on the channel) in a transaction that commits only when
+    /// `read` accepts the rows it returned: a row this replica cannot read (a held call written
+    /// by a newer version) is left exactly as it was — still pending, its votes unchanged, no
+    /// wake-up sent — for a replica that can run it, and the caller gets the store error.
+    async fn taken<T>(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+        read: impl FnOnce(&[Row]) -> Result<T, ApprovalError>,
+    ) -> Result<T, ApprovalError> {
+        let mut client = self.fleet.client().await.map_err(|e| self.store(e))?;
+        let transaction = self
             .fleet
-            .timed(client.query_opt(&sql, &[&id, &ballot.by, &replica, &now, &votes]))
+            .timed(client.transaction())
             .await
             .map_err(|e| self.store(e))?;
-        let Some(row) = row else {
-            return Err(self.not_pending(id, now).await);
-        };
-        self.claim_of(id, &row)
+        let rows = self
+            .fleet
+            .timed(transaction.query(sql, params))
+            .await
+            .map_err(|e| self.store(e))?;
+        // On an error the transaction is dropped, which rolls it back.
+        let read = read(&rows)?;
+        self.fleet
+            .timed(transaction.commit())
+            .await
+            .map_err(|e| self.store(e))?;
+        Ok(read)
     }
 
     /// The claim a row taken out of pending returns (`view` and `call` columns).
@@ -455,22 +488,28 @@ impl ApprovalBook for PgApprovals {
         );
         let votes = encoded(&self.fleet, &[&ballot]).map_err(|e| self.store(e))?;
         let replica = self.fleet.replica();
-        let rows = self
-            .changed(&sql, &[&id, &votes, &ballot.by, &replica, &now])
-            .await
-            .map_err(|e| self.store(e))?;
-        let Some(row) = rows.first() else {
-            return Err(self.not_counted(id, &ballot.by, now).await);
-        };
-        let status: String = row.get("status");
-        if status == ApprovalStatus::Running.as_str() {
-            return Ok(Voted::Claimed(Box::new(self.claim_of(id, row)?)));
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+            [&id, &votes, &ballot.by, &replica, &now];
+        let voted = self
+            .taken(&sql, &params, |rows| {
+                let Some(row) = rows.first() else {
+                    return Ok(None);
+                };
+                let status: String = row.get("status");
+                if status == ApprovalStatus::Running.as_str() {
+                    return Ok(Some(Voted::Claimed(Box::new(self.claim_of(id, row)?))));
+                }
+                let view = view_of(row, now).map_err(|e| self.store(e))?;
+                Ok(Some(Voted::Counted {
+                    view: Box::new(view),
+                    decision_id: row.get("decision_id"),
+                }))
+            })
+            .await?;
+        match voted {
+            Some(voted) => Ok(voted),
+            None => Err(self.not_counted(id, &ballot.by, now).await),
         }
-        let view = view_of(row, now).map_err(|e| self.store(e))?;
-        Ok(Voted::Counted {
-            view: Box::new(view),
-            decision_id: row.get("decision_id"),
-        })
     }
 
     async fn retract(&self, id: &str, by: &str, _now: OffsetDateTime) -> bool {
