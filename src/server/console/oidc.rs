@@ -23,7 +23,7 @@ use serde::Deserialize;
 use super::session::{cookie, set_cookie, COOKIE};
 use super::{page, pages, ConsoleState};
 use crate::server::auth::error::shown;
-use crate::server::auth::TokenError;
+use crate::server::auth::{TokenError, VerifiedToken};
 use crate::server::caller::{Person, Role};
 use flow::{Flow, FLOW_COOKIE, FLOW_TTL};
 
@@ -72,116 +72,148 @@ pub(super) async fn callback(
     headers: HeaderMap,
     Query(answer): Query<Callback>,
 ) -> Response {
-    let Some(provider) = state.oidc.as_deref() else {
-        return not_configured();
+    match signed_in(&state, &headers, answer).await {
+        Ok(signed_in) => signed_in,
+        Err(Stopped::NotConfigured) => not_configured(),
+        Err(Stopped::Refused(status, problem)) => refused(&state, status, &problem),
+    }
+}
+
+/// Why a sign-in stopped short of a session.
+enum Stopped {
+    /// No `console.oidc` section, or no issuers to verify its ID token with.
+    NotConfigured,
+    /// The sign-in page is shown again with this status and problem.
+    Refused(StatusCode, String),
+}
+
+/// The flow's answer checked, its code exchanged, the ID token verified as an approver's, and
+/// a console session opened for them: the page that moves on to `/console`.
+async fn signed_in(
+    state: &ConsoleState,
+    headers: &HeaderMap,
+    answer: Callback,
+) -> Result<Response, Stopped> {
+    let provider = state.oidc.as_deref().ok_or(Stopped::NotConfigured)?;
+    let (flow, code) = answered(headers, answer)?;
+    let id_token = provider.exchange(&code, &flow).await.map_err(|why| {
+        tracing::warn!(%why, "a console sign-in's code exchange failed");
+        Stopped::Refused(StatusCode::BAD_GATEWAY, why)
+    })?;
+    let now = state.pipeline.inner().clock.now();
+    let person = approver(state, &provider.config, &id_token, &flow, now).await?;
+    let who = Person {
+        groups: person.groups.clone(),
+        email: person.email.clone().unwrap_or_default(),
     };
-    let Some(flow) = cookie(&headers, FLOW_COOKIE).and_then(|value| Flow::from_cookie(&value))
+    let principal = person.principal();
+    let (token, session) = state
+        .sessions
+        .signed_in(&principal, &who, Some(person.expires_at), now)
+        .await
+        .map_err(|error| Stopped::Refused(StatusCode::SERVICE_UNAVAILABLE, error.to_string()))?;
+    tracing::info!(principal = %shown(&principal), "an approver signed in to the console with the IdP");
+    let max_age = session.expires_at - now;
+    // A page that moves on to /console by itself: the session cookie is `SameSite=Strict`, and
+    // a redirect still inside the provider's cross-site navigation would not send it.
+    Ok(with_cookies(
+        page(StatusCode::OK, pages::signed_in(&session)),
+        &[
+            set_cookie(COOKIE, &token, max_age),
+            flow::set_cookie("", time::Duration::ZERO),
+        ],
+    ))
+}
+
+/// The flow this browser started (its cookie) and the code the provider answered it with:
+/// refused when the flow is gone, the `state` differs, or the provider answered an error.
+fn answered(headers: &HeaderMap, answer: Callback) -> Result<(Flow, String), Stopped> {
+    let Some(flow) = cookie(headers, FLOW_COOKIE).and_then(|value| Flow::from_cookie(&value))
     else {
-        return refused(
-            &state,
+        return Err(Stopped::Refused(
             StatusCode::BAD_REQUEST,
-            "this sign-in expired or was not started in this browser: sign in again",
-        );
+            "this sign-in expired or was not started in this browser: sign in again".into(),
+        ));
     };
     if !answer
         .state
         .as_deref()
         .is_some_and(|sent| flow.answers(sent))
     {
-        return refused(
-            &state,
+        return Err(Stopped::Refused(
             StatusCode::FORBIDDEN,
-            "the provider's answer does not belong to this browser's sign-in (`state` differs): sign in again",
-        );
+            "the provider's answer does not belong to this browser's sign-in (`state` differs): sign in again".into(),
+        ));
     }
     if let Some(error) = answer.error {
         let described = answer
             .error_description
             .map(|text| format!(" — {}", shown(&text)))
             .unwrap_or_default();
-        return refused(
-            &state,
+        return Err(Stopped::Refused(
             StatusCode::UNAUTHORIZED,
-            &format!(
+            format!(
                 "the provider did not sign you in: {}{described}",
                 shown(&error)
             ),
-        );
+        ));
     }
-    let Some(code) = answer.code.filter(|code| !code.is_empty()) else {
-        return refused(&state, StatusCode::BAD_REQUEST, "the provider sent no code");
-    };
-    let id_token = match provider.exchange(&code, &flow).await {
-        Ok(id_token) => id_token,
-        Err(why) => {
-            tracing::warn!(%why, "a console sign-in's code exchange failed");
-            return refused(&state, StatusCode::BAD_GATEWAY, &why);
-        }
-    };
-    let pipeline = &state.pipeline;
-    let now = pipeline.inner().clock.now();
-    let Some(issuers) = pipeline.inner().callers.issuers() else {
-        return not_configured();
-    };
-    let config = &provider.config;
+    match answer.code.filter(|code| !code.is_empty()) {
+        Some(code) => Ok((flow, code)),
+        None => Err(Stopped::Refused(
+            StatusCode::BAD_REQUEST,
+            "the provider sent no code".into(),
+        )),
+    }
+}
+
+/// The ID token verified with the issuer's keys for this client and this flow's `nonce`, of
+/// a person the IdP names an approver.
+async fn approver(
+    state: &ConsoleState,
+    config: &ConsoleOidc,
+    id_token: &str,
+    flow: &Flow,
+    now: time::OffsetDateTime,
+) -> Result<VerifiedToken, Stopped> {
+    let issuers = state
+        .pipeline
+        .inner()
+        .callers
+        .issuers()
+        .ok_or(Stopped::NotConfigured)?;
     let person = match issuers
-        .verify_id_token(&id_token, &config.client_id, &flow.nonce, now)
+        .verify_id_token(id_token, &config.client_id, &flow.nonce, now)
         .await
     {
         Ok(person) => person,
         Err(TokenError::NoRole) => {
-            return refused(
-                &state,
+            return Err(Stopped::Refused(
                 StatusCode::FORBIDDEN,
-                &format!(
+                format!(
                     "the account you signed in with is not an approver: none of its groups is an approver group of `{}`",
                     config.issuer
                 ),
-            )
+            ))
         }
         Err(why) => {
-            return refused(
-                &state,
+            return Err(Stopped::Refused(
                 StatusCode::UNAUTHORIZED,
-                &format!("the provider's ID token was refused: {why}"),
-            )
+                format!("the provider's ID token was refused: {why}"),
+            ))
         }
     };
     if person.role != Role::Approver {
-        return refused(
-            &state,
+        return Err(Stopped::Refused(
             StatusCode::FORBIDDEN,
-            &format!(
+            format!(
                 "{} is not an approver: the IdP names it an agent of `{}`",
                 shown(&person.principal()),
                 config.issuer
             ),
-        );
+        ));
     }
-    let who = Person {
-        groups: person.groups.clone(),
-        email: person.email.clone().unwrap_or_default(),
-    };
-    let principal = person.principal();
-    let signed_in = state
-        .sessions
-        .signed_in(&principal, &who, Some(person.expires_at), now)
-        .await;
-    let (token, session) = match signed_in {
-        Ok(signed_in) => signed_in,
-        Err(error) => return refused(&state, StatusCode::SERVICE_UNAVAILABLE, &error.to_string()),
-    };
-    tracing::info!(principal = %shown(&principal), "an approver signed in to the console with the IdP");
-    let max_age = session.expires_at - now;
-    // A page that moves on to /console by itself: the session cookie is `SameSite=Strict`, and
-    // a redirect still inside the provider's cross-site navigation would not send it.
-    with_cookies(
-        page(StatusCode::OK, pages::signed_in(&session)),
-        &[
-            set_cookie(COOKIE, &token, max_age),
-            flow::set_cookie("", time::Duration::ZERO),
-        ],
-    )
+    Ok(person)
 }
 
 fn not_configured() -> Response {
